@@ -1,0 +1,44 @@
+#include "CollectiveBench.hpp"
+
+#include "CollectiveEngine.hpp"
+#include "SimPlatform.hpp"
+
+namespace clustersim {
+
+CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& protocols,
+                              const std::vector<CollectiveSpec>& calls)
+{
+  Workload w(static_cast<std::uint32_t>(cluster.gpus()));
+  for (const auto& c : calls) {
+    auto g = w.add_group(c.ranks);
+    w.add_collective(c.op, g, c.bytes, Stream::dp, {Category::dp_comm, "collective", -1, -1}, {}, w.algo_index(c.algo));
+  }
+  SimPlatform platform(cluster, 1e12);
+  CollectiveEngine engine(cluster, protocols);
+  ExecutionResult r = execute(w, platform, engine);
+  CollectiveRun out;
+  out.seconds = r.makespan;
+  out.stats = r.stats;
+  if (!calls.empty())
+    out.algorithm = engine.plan(w, 0).algorithm;
+  return out;
+}
+
+double bus_factor(CollOp op, int n)
+{
+  double d = n;
+  switch (op) {
+  case CollOp::all_reduce:
+    return 2 * (d - 1) / d;
+  case CollOp::all_gather:
+  case CollOp::reduce_scatter:
+  case CollOp::all_to_all:
+    return (d - 1) / d;
+  case CollOp::broadcast:
+  case CollOp::reduce:
+    return 1;
+  }
+  return 1;
+}
+
+} // namespace clustersim

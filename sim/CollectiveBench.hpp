@@ -1,0 +1,37 @@
+#pragma once
+/// One collective on its own, the way nccl-tests runs it: a workload with a single call over a
+/// group, executed on the simulated platform. Creates the SimGrid engine (once per process).
+
+#include "ClusterGraph.hpp"
+#include "Executor.hpp"
+#include "Protocols.hpp"
+#include "Workload.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+struct CollectiveRun {
+  double seconds = 0;
+  std::string algorithm;
+  ExecutionStats stats;
+};
+
+/// Several calls may be run concurrently (each its own group), e.g. to measure contention;
+/// the result is the time until the last one finished.
+struct CollectiveSpec {
+  CollOp op = CollOp::all_reduce;
+  std::vector<std::uint32_t> ranks;
+  double bytes = 0;
+  std::string algo = "auto";
+};
+
+CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& protocols,
+                              const std::vector<CollectiveSpec>& calls);
+
+/// nccl-tests bus bandwidth factor: all_reduce 2(n-1)/n, all_gather / reduce_scatter /
+/// all_to_all (n-1)/n, broadcast / reduce 1.
+double bus_factor(CollOp op, int n);
+
+} // namespace clustersim

@@ -1,0 +1,74 @@
+#include "Catalog.hpp"
+
+#include "Suggest.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#ifndef CLUSTERSIM_DATA_DIR
+#define CLUSTERSIM_DATA_DIR "."
+#endif
+
+namespace clustersim {
+
+std::string directory_of(const std::string& path)
+{
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? std::string(".") : path.substr(0, pos);
+}
+
+bool file_exists(const std::string& path)
+{
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Catalog Catalog::open()
+{
+  Catalog c;
+  const char* env = std::getenv("CLUSTERSIM_DATA");
+  c.root_ = env && *env ? env : CLUSTERSIM_DATA_DIR;
+  c.gpus_ = std::make_shared<GpuCatalog>(GpuCatalog::load(c.platforms_dir() + "/gpus.yaml"));
+  c.protocols_ = std::make_shared<ProtocolTable>(ProtocolTable::load(c.platforms_dir() + "/collectives.yaml"));
+  return c;
+}
+
+std::vector<std::string> Catalog::platform_names() const
+{
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(platforms_dir().c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0 && n != "gpus.yaml" && n != "collectives.yaml")
+        out.push_back(n.substr(0, n.size() - 5));
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& where,
+                               const std::string& relative_to) const
+{
+  bool is_path =
+      name.find('/') != std::string::npos || (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0);
+  std::string path;
+  if (is_path) {
+    path = name[0] == '/' || relative_to.empty() ? name : directory_of(relative_to) + "/" + name;
+    if (!file_exists(path))
+      throw ConfigError(where, "cannot open platform file '" + name + "'",
+                        "a catalog name or a path to a platform YAML");
+  } else {
+    path = platforms_dir() + "/" + name + ".yaml";
+    if (!file_exists(path)) {
+      auto names = platform_names();
+      throw ConfigError(where, unknown_name("platform", name, names), join(names));
+    }
+  }
+  return load_platform(path, *gpus_);
+}
+
+} // namespace clustersim

@@ -1,0 +1,43 @@
+#pragma once
+/// Where the data files live (platforms/, strategies/models/) and the shared catalogs loaded
+/// from them. The root is $CLUSTERSIM_DATA if set, else the source tree the binary was built
+/// from.
+
+#include "GpuSpec.hpp"
+#include "PlatformSpec.hpp"
+#include "Protocols.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+class Catalog {
+public:
+  static Catalog open();
+
+  const std::string& root() const { return root_; }
+  std::string platforms_dir() const { return root_ + "/platforms"; }
+  std::string models_dir() const { return root_ + "/strategies/models"; }
+
+  const GpuCatalog& gpus() const { return *gpus_; }
+  const ProtocolTable& protocols() const { return *protocols_; }
+
+  /// A platform by catalog name, or by path (anything with a '/' or ending in .yaml; relative
+  /// paths resolve from `relative_to`'s directory). Unknown names list the catalog.
+  PlatformSpec platform(const std::string& name_or_path, const SourceLocation& where,
+                        const std::string& relative_to = "") const;
+  std::vector<std::string> platform_names() const;
+
+private:
+  std::string root_;
+  std::shared_ptr<GpuCatalog> gpus_;
+  std::shared_ptr<ProtocolTable> protocols_;
+};
+
+/// Directory part of a path ("." when none).
+std::string directory_of(const std::string& path);
+bool file_exists(const std::string& path);
+
+} // namespace clustersim

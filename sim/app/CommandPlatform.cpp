@@ -1,0 +1,139 @@
+#include "Catalog.hpp"
+#include "ClusterGraph.hpp"
+#include "Commands.hpp"
+#include "Exporters.hpp"
+#include "Output.hpp"
+#include "TopologyFacts.hpp"
+#include "Units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace clustersim {
+
+namespace {
+
+nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f)
+{
+  const PlatformSpec& p = cg.platform();
+  nlohmann::ordered_json j;
+  j["platform"] = p.name;
+  j["description"] = p.description;
+  j["gpu"] = p.node.gpu.id;
+  j["gpus"] = f.gpus;
+  j["nodes"] = f.nodes;
+  j["gpus_per_node"] = p.node.gpus;
+  j["nvlink_domains"] = f.domains;
+  j["gpus_per_nvlink_domain"] = p.gpus_per_domain();
+  j["scale_up"] = to_string(p.node.scale_up);
+  j["fabric"] = to_string(p.fabric.kind);
+  j["fabric_levels"] = f.fabric_levels;
+  j["oversubscription"] = p.fabric.oversubscription;
+  j["switches"] = f.switches;
+  j["nics"] = cg.count(VertexKind::nic);
+  j["vertices"] = f.vertices;
+  j["links"] = f.links;
+  j["connected"] = f.connected;
+  j["all_gpus_reachable"] = f.all_gpus_reachable;
+  j["diameter_hops"] = f.diameter_hops;
+  j["bisection_bandwidth_Bps"] = f.bisection_bandwidth;
+  j["injection_scale_up_Bps"] = f.injection_scale_up;
+  j["injection_scale_out_Bps"] = f.injection_scale_out;
+  j["injection_scale_out_single_Bps"] = f.injection_scale_out_single;
+  j["usd_per_gpu_hour"] = p.cost.usd_per_gpu_hour;
+  return j;
+}
+
+std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
+{
+  const PlatformSpec& p = cg.platform();
+  std::ostringstream o;
+  char buf[256];
+  auto line = [&](const char* label, const std::string& v) {
+    std::snprintf(buf, sizeof buf, "  %-34s %s\n", label, v.c_str());
+    o << buf;
+  };
+  o << p.name << ": " << p.description << "\n";
+  line("GPUs", std::to_string(f.gpus) + " x " + p.node.gpu.id);
+  line("nodes", std::to_string(f.nodes) + " (" + std::to_string(p.node.gpus) + " GPUs each)");
+  line("NVLink domains", std::to_string(f.domains) + " (" + std::to_string(p.gpus_per_domain()) + " GPUs each, " +
+                             to_string(p.node.scale_up) + ")");
+  std::snprintf(buf, sizeof buf, "%s, %d level(s), %d switches, oversubscription %g:1", to_string(p.fabric.kind),
+                f.fabric_levels, f.switches, p.fabric.oversubscription);
+  line("scale-out fabric", buf);
+  line("graph", std::to_string(f.vertices) + " vertices, " + std::to_string(f.links) + " links");
+  line("connected", f.connected && f.all_gpus_reachable ? "yes, every GPU reaches every GPU" : "NO");
+  line("diameter", std::to_string(f.diameter_hops) + " hops (GPU to GPU)");
+  line("bisection bandwidth", format_bandwidth(f.bisection_bandwidth) + " (one direction)");
+  line("injection per GPU, scale-up", format_bandwidth(f.injection_scale_up) + " per direction");
+  line("injection per GPU, scale-out", format_bandwidth(f.injection_scale_out) + " per direction (all GPUs sending)");
+  return o.str();
+}
+
+} // namespace
+
+void add_platform_command(CLI::App& app, Action& action)
+{
+  CLI::App* cmd = app.add_subcommand("platform", "Inspect the platform catalog");
+  cmd->require_subcommand(1);
+  CLI::App* list = cmd->add_subcommand("list", "List the platforms of the catalog");
+  list->callback([&action] {
+    action = [] {
+      Catalog c = Catalog::open();
+      for (const auto& n : c.platform_names()) {
+        PlatformSpec p = c.platform(n, command_line("platform list"));
+        std::printf("%-20s %s\n", n.c_str(), p.description.c_str());
+      }
+      return 0;
+    };
+  });
+  struct Options {
+    std::string name;
+    int gpus = 0;
+    bool json = false;
+    std::string dot;
+    std::string xml;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* show =
+      cmd->add_subcommand("show", "Instantiate a platform and print its facts; export DOT and SimGrid XML");
+  show->add_option("name", opt->name, "catalog name or platform YAML file")->required();
+  show->add_option("--gpus", opt->gpus, "number of GPUs to instantiate (default: one node)");
+  show->add_flag("--json", opt->json, "print the facts as JSON");
+  show->add_option("--dot", opt->dot, "write the graph as Graphviz DOT to FILE");
+  show->add_option("--xml", opt->xml, "write a SimGrid platform XML to FILE");
+  show->callback([opt, &action] {
+    action = [opt] {
+      Catalog c = Catalog::open();
+      PlatformSpec p = c.platform(opt->name, command_line("platform show"));
+      int gpus = opt->gpus > 0 ? opt->gpus : p.node.gpus;
+      if (gpus % p.node.gpus != 0)
+        throw ConfigError(command_line("--gpus"),
+                          std::to_string(gpus) + " is not a multiple of the " + std::to_string(p.node.gpus) +
+                              " GPUs per node of '" + p.name + "'",
+                          "a positive multiple of " + std::to_string(p.node.gpus));
+      ClusterGraph cg = ClusterGraph::build(p, gpus);
+      TopologyFacts f = compute_facts(cg);
+      OutputSet out;
+      if (!opt->dot.empty()) {
+        std::ostringstream s;
+        write_dot(s, cg);
+        out.add(opt->dot, s.str());
+      }
+      if (!opt->xml.empty()) {
+        std::ostringstream s;
+        Precision prec = p.node.gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
+        write_simgrid_xml(s, cg, prec);
+        out.add(opt->xml, s.str());
+      }
+      out.commit();
+      std::cout << (opt->json ? facts_json(cg, f).dump(2) + "\n" : facts_text(cg, f));
+      return 0;
+    };
+  });
+}
+
+} // namespace clustersim

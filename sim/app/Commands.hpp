@@ -1,0 +1,18 @@
+#pragma once
+/// The `clustersim` subcommands. Each registers itself on the CLI11 app and returns the
+/// action to run once parsing succeeded.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+
+namespace clustersim {
+
+using Action = std::function<int()>;
+
+/// Adds a subcommand; sets `action` to run it when selected.
+void add_run_command(CLI::App& app, Action& action);
+void add_platform_command(CLI::App& app, Action& action);
+
+} // namespace clustersim

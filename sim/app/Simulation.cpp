@@ -1,0 +1,288 @@
+#include "Simulation.hpp"
+
+#include "ClusterGraph.hpp"
+#include "CollectiveEngine.hpp"
+#include "Isolated.hpp"
+#include "Layout.hpp"
+#include "SimPlatform.hpp"
+#include "StepBuilder.hpp"
+#include "Units.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace clustersim {
+
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog)
+{
+  ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan plan = build_step(cost);
+  const double peak = e.platform.node.gpu.peak(e.training.precision);
+  SimPlatform platform(cluster, peak);
+  CollectiveEngine collectives(cluster, catalog.protocols());
+  ExecutionResult res = execute(plan.workload, platform, collectives);
+
+  RunMetrics m;
+  m.name = e.name;
+  m.platform = e.platform.name;
+  m.model = e.model.name;
+  m.gpus = e.gpus;
+  m.training = e.training;
+  m.tasks = plan.workload.tasks().size();
+  m.stats = res.stats;
+  m.step_time_s = res.makespan;
+  m.model_flops_per_step = cost.model_flops_per_step();
+  m.hardware_flops_per_step = cost.hardware_flops_per_step();
+  m.params = e.model.total_params();
+  const double gpus = e.gpus;
+  m.mfu = m.model_flops_per_step / (m.step_time_s * gpus * peak);
+  m.hfu = m.hardware_flops_per_step / (m.step_time_s * gpus * peak);
+  m.tokens_per_s = static_cast<double>(e.training.global_batch) * e.model.seq_len / m.step_time_s;
+  m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
+  m.tflops_per_gpu_model = m.model_flops_per_step / m.step_time_s / gpus / 1e12;
+  m.tflops_per_gpu_hardware = m.hardware_flops_per_step / m.step_time_s / gpus / 1e12;
+  std::uint32_t rank = busiest_rank(plan.workload, res);
+  m.breakdown = analyze_rank(plan.workload, res, rank);
+  m.compute_s = m.breakdown.compute;
+  m.exposed_comm_s = m.breakdown.exposed_comm();
+  Layout layout(e.training);
+  m.critical_stage = layout.coord(static_cast<int>(rank), Dim::pp);
+  m.memory = cost.peak_memory();
+  return m;
+}
+
+RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog)
+{
+  std::string out = run_isolated([&] { return to_json(simulate(e, catalog)).dump(); });
+  return metrics_from_json(Json::parse(out));
+}
+
+ExperimentSpec baseline_of(const ExperimentSpec& e)
+{
+  ExperimentSpec b = e;
+  int mp = e.training.model_parallel();
+  int base = e.baseline_gpus > 0 ? e.baseline_gpus : e.platform.node.gpus;
+  if (base < mp)
+    base = mp;
+  base -= base % mp;
+  b.gpus = base;
+  b.training.dp = base / mp;
+  b.training.global_batch = e.training.global_batch / e.training.dp * b.training.dp;
+  b.name = e.name + " (baseline)";
+  return b;
+}
+
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog)
+{
+  ExperimentSpec base = baseline_of(e);
+  double base_per_gpu = 0;
+  if (base.gpus != e.gpus) {
+    RunMetrics b = simulate_isolated(base, catalog);
+    base_per_gpu = b.tokens_per_s_per_gpu;
+  }
+  RunMetrics m = simulate(e, catalog);
+  m.baseline_gpus = base.gpus;
+  m.scaling_efficiency = base.gpus == e.gpus ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
+  return m;
+}
+
+// ------------------------------------------------------------------ JSON
+
+Json to_json(const RunMetrics& m)
+{
+  const TrainingSpec& t = m.training;
+  Json j;
+  j["name"] = m.name;
+  j["platform"] = m.platform;
+  j["model"] = m.model;
+  j["gpus"] = m.gpus;
+  j["layout"] = {{"tp", t.tp},
+                 {"pp", t.pp},
+                 {"dp", t.dp},
+                 {"cp", t.cp},
+                 {"vpp", t.vpp},
+                 {"zero", t.zero},
+                 {"schedule", to_string(t.schedule)},
+                 {"sequence_parallel", t.sequence_parallel},
+                 {"recompute", to_string(t.recompute)},
+                 {"micro_batch", t.micro_batch},
+                 {"global_batch", t.global_batch},
+                 {"precision", to_string(t.precision)}};
+  j["step_time_s"] = m.step_time_s;
+  j["compute_s"] = m.compute_s;
+  j["exposed_comm_s"] = m.exposed_comm_s;
+  j["mfu"] = m.mfu;
+  j["hfu"] = m.hfu;
+  j["tokens_per_s"] = m.tokens_per_s;
+  j["tokens_per_s_per_gpu"] = m.tokens_per_s_per_gpu;
+  j["tflops_per_gpu_model"] = m.tflops_per_gpu_model;
+  j["tflops_per_gpu_hardware"] = m.tflops_per_gpu_hardware;
+  j["scaling_efficiency"] = m.scaling_efficiency;
+  j["baseline_gpus"] = m.baseline_gpus;
+  j["model_flops_per_step"] = m.model_flops_per_step;
+  j["hardware_flops_per_step"] = m.hardware_flops_per_step;
+  j["params"] = m.params;
+  const Breakdown& b = m.breakdown;
+  j["breakdown"] = {
+      {"compute_s", b.compute},       {"recompute_s", b.recompute},         {"optimizer_s", b.optimizer},
+      {"exposed_tp_s", b.exposed_tp}, {"exposed_cp_s", b.exposed_cp},       {"exposed_pp_s", b.exposed_pp},
+      {"exposed_dp_s", b.exposed_dp}, {"exposed_ep_s", b.exposed_ep},       {"bubble_s", b.bubble},
+      {"other_s", b.other},           {"critical_stage", m.critical_stage}, {"critical_rank", b.rank}};
+  const MemoryBreakdown& mem = m.memory;
+  j["memory"] = {{"weights_bytes", mem.weights},
+                 {"grads_bytes", mem.grads},
+                 {"optimizer_bytes", mem.optimizer},
+                 {"activations_bytes", mem.activations},
+                 {"buffers_bytes", mem.buffers},
+                 {"reserved_bytes", mem.reserved},
+                 {"peak_bytes", mem.peak},
+                 {"capacity_bytes", mem.capacity},
+                 {"fits", mem.fits},
+                 {"dominant", mem.dominant},
+                 {"stage", mem.stage}};
+  j["simulation"] = {{"tasks", m.tasks},
+                     {"actors", m.stats.actors},
+                     {"executions", m.stats.executions},
+                     {"flows", m.stats.flows},
+                     {"collectives", m.stats.collectives}};
+  return j;
+}
+
+RunMetrics metrics_from_json(const Json& j)
+{
+  RunMetrics m;
+  m.name = j.at("name");
+  m.platform = j.at("platform");
+  m.model = j.at("model");
+  m.gpus = j.at("gpus");
+  const Json& l = j.at("layout");
+  m.training.tp = l.at("tp");
+  m.training.pp = l.at("pp");
+  m.training.dp = l.at("dp");
+  m.training.cp = l.at("cp");
+  m.training.vpp = l.at("vpp");
+  m.training.zero = l.at("zero");
+  m.training.sequence_parallel = l.at("sequence_parallel");
+  m.training.micro_batch = l.at("micro_batch");
+  m.training.global_batch = l.at("global_batch");
+  m.step_time_s = j.at("step_time_s");
+  m.compute_s = j.at("compute_s");
+  m.exposed_comm_s = j.at("exposed_comm_s");
+  m.mfu = j.at("mfu");
+  m.hfu = j.at("hfu");
+  m.tokens_per_s = j.at("tokens_per_s");
+  m.tokens_per_s_per_gpu = j.at("tokens_per_s_per_gpu");
+  m.tflops_per_gpu_model = j.at("tflops_per_gpu_model");
+  m.tflops_per_gpu_hardware = j.at("tflops_per_gpu_hardware");
+  m.scaling_efficiency = j.at("scaling_efficiency");
+  m.baseline_gpus = j.at("baseline_gpus");
+  m.model_flops_per_step = j.at("model_flops_per_step");
+  m.hardware_flops_per_step = j.at("hardware_flops_per_step");
+  m.params = j.at("params");
+  const Json& b = j.at("breakdown");
+  m.breakdown.compute = b.at("compute_s");
+  m.breakdown.recompute = b.at("recompute_s");
+  m.breakdown.optimizer = b.at("optimizer_s");
+  m.breakdown.exposed_tp = b.at("exposed_tp_s");
+  m.breakdown.exposed_cp = b.at("exposed_cp_s");
+  m.breakdown.exposed_pp = b.at("exposed_pp_s");
+  m.breakdown.exposed_dp = b.at("exposed_dp_s");
+  m.breakdown.exposed_ep = b.at("exposed_ep_s");
+  m.breakdown.bubble = b.at("bubble_s");
+  m.breakdown.other = b.at("other_s");
+  m.breakdown.rank = b.at("critical_rank");
+  m.breakdown.step = m.step_time_s;
+  m.critical_stage = b.at("critical_stage");
+  const Json& mem = j.at("memory");
+  m.memory.weights = mem.at("weights_bytes");
+  m.memory.grads = mem.at("grads_bytes");
+  m.memory.optimizer = mem.at("optimizer_bytes");
+  m.memory.activations = mem.at("activations_bytes");
+  m.memory.buffers = mem.at("buffers_bytes");
+  m.memory.reserved = mem.at("reserved_bytes");
+  m.memory.peak = mem.at("peak_bytes");
+  m.memory.capacity = mem.at("capacity_bytes");
+  m.memory.fits = mem.at("fits");
+  m.memory.dominant = mem.at("dominant");
+  m.memory.stage = mem.at("stage");
+  const Json& s = j.at("simulation");
+  m.tasks = s.at("tasks");
+  m.stats.actors = s.at("actors");
+  m.stats.executions = s.at("executions");
+  m.stats.flows = s.at("flows");
+  m.stats.collectives = s.at("collectives");
+  return m;
+}
+
+// ------------------------------------------------------------------ terminal report
+
+std::string format_report(const RunMetrics& m)
+{
+  const TrainingSpec& t = m.training;
+  std::ostringstream o;
+  char buf[256];
+  auto line = [&](const char* label, const std::string& value) {
+    std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());
+    o << buf;
+  };
+  auto pct = [](double f) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
+    return std::string(b);
+  };
+  auto num = [](double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return std::string(b);
+  };
+  o << m.name << "\n";
+  std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
+                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
+                to_string(t.schedule), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s\n\n", t.micro_batch, t.global_batch,
+                to_string(t.precision));
+  o << buf;
+  line("step time", format_time(m.step_time_s));
+  line("MFU", pct(m.mfu));
+  line("HFU", pct(m.hfu));
+  line("TFLOP/s per GPU (model)", num(m.tflops_per_gpu_model, 1));
+  line("TFLOP/s per GPU (hardware)", num(m.tflops_per_gpu_hardware, 1));
+  line("tokens/s", num(m.tokens_per_s, 0));
+  line("tokens/s per GPU", num(m.tokens_per_s_per_gpu, 1));
+  std::snprintf(buf, sizeof buf, "%.1f %% (vs %d GPUs)", 100 * m.scaling_efficiency, m.baseline_gpus);
+  line("scaling efficiency", buf);
+  o << "\n  step breakdown (rank " << m.breakdown.rank << ", pipeline stage " << m.critical_stage << ")\n";
+  const Breakdown& b = m.breakdown;
+  auto share = [&](const char* label, double v) {
+    std::snprintf(buf, sizeof buf, "    %-26s %12s  %5.1f %%\n", label, format_time(v).c_str(),
+                  m.step_time_s > 0 ? 100 * v / m.step_time_s : 0.0);
+    o << buf;
+  };
+  share("compute", b.compute - b.recompute);
+  share("recompute", b.recompute);
+  share("optimizer", b.optimizer);
+  share("exposed TP comm", b.exposed_tp);
+  share("exposed CP comm", b.exposed_cp);
+  share("exposed PP comm", b.exposed_pp);
+  share("exposed DP comm", b.exposed_dp);
+  if (b.exposed_ep > 0)
+    share("exposed EP comm", b.exposed_ep);
+  share("pipeline bubble / wait", b.bubble);
+  if (b.other > 0)
+    share("other", b.other);
+  const MemoryBreakdown& mem = m.memory;
+  std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
+                format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),
+                mem.fits ? "fits" : ("OUT OF MEMORY (dominated by " + mem.dominant + ")").c_str());
+  o << buf;
+  std::snprintf(
+      buf, sizeof buf, "    weights %s, gradients %s, optimizer %s, activations %s, buffers %s, reserved %s\n",
+      format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
+      format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
+  o << buf;
+  return o.str();
+}
+
+} // namespace clustersim

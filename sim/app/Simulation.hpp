@@ -1,0 +1,61 @@
+#pragma once
+/// Runs one experiment end to end — cluster graph, cost model, the strategies' workload,
+/// SimGrid execution, breakdown — and computes the report's metrics.
+
+#include "Breakdown.hpp"
+#include "CostModel.hpp"
+#include "Executor.hpp"
+#include "Experiment.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace clustersim {
+
+using Json = nlohmann::ordered_json;
+
+struct RunMetrics {
+  std::string name;
+  std::string platform;
+  std::string model;
+  int gpus = 0;
+  TrainingSpec training;
+
+  double step_time_s = 0;
+  double compute_s = 0;
+  double exposed_comm_s = 0;
+  double mfu = 0;
+  double hfu = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double tflops_per_gpu_model = 0;
+  double tflops_per_gpu_hardware = 0;
+  double scaling_efficiency = 1;
+  int baseline_gpus = 0;
+
+  double model_flops_per_step = 0;
+  double hardware_flops_per_step = 0;
+  double params = 0;
+  Breakdown breakdown;
+  int critical_stage = 0;
+  MemoryBreakdown memory;
+  ExecutionStats stats;
+  std::size_t tasks = 0;
+};
+
+/// Simulates in this process (creates the SimGrid engine: call once per process).
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog);
+/// Simulates in a forked child.
+RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog);
+/// Simulates the experiment and its scaling baseline (in a child) and fills scaling_efficiency.
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog);
+/// The baseline experiment: same per-replica work on `baseline_gpus` (default one node).
+ExperimentSpec baseline_of(const ExperimentSpec& e);
+
+Json to_json(const RunMetrics& m);
+RunMetrics metrics_from_json(const Json& j);
+/// Human-readable report.
+std::string format_report(const RunMetrics& m);
+
+} // namespace clustersim

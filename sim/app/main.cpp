@@ -1,0 +1,37 @@
+// clustersim: simulate distributed LLM training on GPU clusters.
+#include "Commands.hpp"
+#include "ConfigError.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+#ifndef CLUSTERSIM_VERSION
+#define CLUSTERSIM_VERSION "0.0.0"
+#endif
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"clustersim: discrete-event simulator of GPU clusters training large language models"};
+  app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
+  app.require_subcommand(1);
+  clustersim::Action action;
+  clustersim::add_run_command(app, action);
+  clustersim::add_platform_command(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "clustersim: " << e.what() << "; see 'clustersim --help'\n";
+    return 2;
+  }
+  try {
+    return action ? action() : 0;
+  } catch (const clustersim::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

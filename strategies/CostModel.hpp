@@ -1,0 +1,111 @@
+#pragma once
+/// What a transformer costs on one GPU: FLOPs per operation, the time of each operation on
+/// the GPU, and the memory a rank holds.
+///
+/// FLOPs follow Narayanan et al. 2021: every GEMM counts 2·M·N·K, attention scores and context
+/// count the full s×s matrix (causal masking is not discounted in *model* FLOPs, as in
+/// Megatron-LM's accounting; the time model does discount it for flash attention, which skips
+/// masked blocks). For GPT with a 4h MLP the per-step totals are exactly
+/// `72 B s l h² (1 + s/6h + V/12lh)` (model) and, with full recompute,
+/// `96 B s l h² (1 + s/6h + V/16lh)` (hardware).
+///
+/// Time: GEMMs by a roofline whose compute ceiling is peak × the GPU's best-shape GEMM
+/// efficiency × tile and wave quantization over the SMs; element-wise ops (norms, softmax,
+/// activation, dropout, residual, optimizer) by bytes over achievable HBM bandwidth; flash
+/// attention by its executed FLOPs over peak × attention efficiency.
+
+#include "GpuSpec.hpp"
+#include "ModelSpec.hpp"
+#include "TrainingSpec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+/// One priced operation (per micro-batch, per rank).
+struct OpCost {
+  std::string name;
+  double flops = 0;   ///< executed FLOPs
+  double bytes = 0;   ///< HBM bytes moved
+  double seconds = 0; ///< time on the GPU
+};
+
+/// Times of one part of the network for one micro-batch on one rank.
+struct BlockCost {
+  double forward = 0;
+  double backward = 0;
+  double recompute = 0; ///< extra forward work redone in backward (recompute policy)
+  std::vector<OpCost> forward_ops;
+};
+
+/// Memory held by one GPU at its peak, in bytes.
+struct MemoryBreakdown {
+  double weights = 0;
+  double grads = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double buffers = 0;  ///< communication buckets, logits workspace
+  double reserved = 0; ///< CUDA context, library workspaces, allocator fragmentation
+  double peak = 0;
+  double capacity = 0;
+  bool fits = true;
+  std::string dominant; ///< the largest term
+  int stage = 0;        ///< the pipeline stage this is the peak of
+};
+
+class CostModel {
+public:
+  CostModel(ModelSpec model, TrainingSpec training, GpuSpec gpu);
+
+  const ModelSpec& model() const { return model_; }
+  const TrainingSpec& training() const { return training_; }
+  const GpuSpec& gpu() const { return gpu_; }
+
+  // --- FLOPs of the whole model, per optimizer step (all GPUs together) ---
+  /// Forward FLOPs of one layer for `sequences` sequences (full attention matrix).
+  double layer_forward_flops(double sequences) const;
+  /// Forward FLOPs of the attention-core (scores + context) of one layer.
+  double attention_core_flops(double sequences) const;
+  double logits_forward_flops(double sequences) const;
+  double model_flops_per_step() const;
+  double hardware_flops_per_step() const;
+
+  // --- time per micro-batch on one rank (TP/CP/EP shards applied) ---
+  BlockCost attention_block() const; ///< LN, QKV, attention, projection, dropout + residual
+  BlockCost mlp_block() const;       ///< LN, MLP (or routed experts), dropout + residual
+  BlockCost embedding() const;       ///< token (+ position) embedding, first stage
+  BlockCost logits() const;          ///< final norm, output projection, cross-entropy, last stage
+  /// Optimizer step over `params` parameters held by this rank.
+  double optimizer_seconds(double params) const;
+
+  double gemm_seconds(double m, double n, double k, double batch = 1) const;
+  double gemm_efficiency(double m, double n, double k, double batch = 1) const;
+  double memory_seconds(double bytes) const;
+
+  // --- communication volumes, bytes per rank ---
+  /// Activation tensor of one micro-batch at a stage boundary (what PP sends).
+  double pp_message_bytes() const;
+  /// One TP collective's buffer per layer per micro-batch (the b·s·h activation).
+  double tp_message_bytes() const;
+  /// K and V of one rank's sequence chunk (what context parallelism passes around the ring).
+  double cp_message_bytes() const;
+
+  // --- parameters held by one rank ---
+  /// Layers of pipeline stage `stage` (Megatron's split; uneven first/last when they do not divide).
+  std::vector<int> layers_per_stage() const;
+  double stage_params(int stage) const; ///< after TP and EP sharding, before ZeRO
+  MemoryBreakdown memory(int stage) const;
+  MemoryBreakdown peak_memory() const; ///< the stage with the largest peak
+
+  double element_bytes() const; ///< activations / weights (2 for bf16/fp16/fp8 mixed precision)
+
+private:
+  double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
+  ModelSpec model_;
+  TrainingSpec training_;
+  GpuSpec gpu_;
+  double peak_ = 0;
+};
+
+} // namespace clustersim

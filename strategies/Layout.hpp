@@ -1,0 +1,36 @@
+#pragma once
+/// Rank placement in Megatron's manner: ranks are numbered with the dimensions of `order`
+/// nested innermost first (default tp, cp, dp, pp: TP inside a node, PP outermost), so
+/// rank = tp_i + tp·(cp_i + cp·(dp_i + dp·pp_i)) by default. Ranks are GPU ids.
+
+#include "TrainingSpec.hpp"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace clustersim {
+
+enum class Dim { tp = 0, cp = 1, dp = 2, pp = 3 };
+
+class Layout {
+public:
+  explicit Layout(const TrainingSpec& t);
+
+  int size(Dim d) const { return size_[static_cast<std::size_t>(d)]; }
+  int ranks() const { return ranks_; }
+  /// Coordinate of `rank` along `d`.
+  int coord(int rank, Dim d) const;
+  /// The rank with coordinates (tp, cp, dp, pp).
+  int rank(int tp, int cp, int dp, int pp) const;
+  /// Ranks that differ from `rank` only along the given dimensions, ordered by those
+  /// coordinates (the first dimension varies fastest).
+  std::vector<std::uint32_t> group(int rank, std::initializer_list<Dim> dims) const;
+
+private:
+  std::array<int, 4> size_{};
+  std::array<int, 4> stride_{};
+  int ranks_ = 1;
+};
+
+} // namespace clustersim

@@ -1,0 +1,71 @@
+#pragma once
+/// A transformer, by its dimensions: what the cost model prices.
+///
+/// Read from an inline YAML mapping, a preset (`strategies/models/NAME.yaml`) or a Hugging
+/// Face `config.json` (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, OPT, BLOOM field names).
+
+#include "Yaml.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+enum class MlpKind { gelu, swiglu };
+enum class NormKind { layernorm, rmsnorm };
+enum class PositionKind { learned, rotary, alibi };
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;   ///< = heads unless grouped-query attention
+  int ffn_hidden = 0; ///< per expert for MoE
+  int vocab = 0;
+  int seq_len = 0;
+  MlpKind mlp = MlpKind::gelu;
+  NormKind norm = NormKind::layernorm;
+  PositionKind position = PositionKind::learned;
+  bool bias = true;             ///< linear layers carry biases
+  bool tied_embeddings = false; ///< output projection shares the input embedding
+  int experts = 1;              ///< MoE when > 1
+  int top_k = 1;                ///< experts per token
+  double published_params = 0;  ///< the count the authors quote (presets), 0 if unknown
+
+  int head_dim() const { return hidden / heads; }
+  int kv_dim() const { return kv_heads * head_dim(); }
+  int mlp_matrices() const { return mlp == MlpKind::swiglu ? 3 : 2; }
+
+  /// Parameters of one transformer layer (all experts included).
+  double layer_params() const;
+  /// Of these, the MLP (expert) part.
+  double layer_mlp_params() const;
+  /// Input embedding (+ learned positions) parameters.
+  double embedding_params() const;
+  /// Output projection parameters (0 when tied).
+  double output_params() const;
+  /// Final norm parameters.
+  double final_norm_params() const;
+  /// Everything.
+  double total_params() const;
+  /// Parameters a token passes through (MoE: top_k experts instead of all).
+  double active_params() const;
+};
+
+/// Reads a model from a YAML value: a preset name, a mapping of dimensions (optionally with
+/// `preset:` to start from), or a mapping with `hf_config: path` to a Hugging Face config.json.
+/// `presets_dir` is where preset files live; relative hf_config paths resolve from the YAML file.
+ModelSpec parse_model(const YamlNode& node, const std::string& presets_dir);
+
+/// Reads a dimensions mapping into `m` (keys of the validation schema).
+void read_model_fields(YamlMap& map, ModelSpec& m);
+/// Checks consistency (heads divide hidden, kv_heads divide heads, ...) with positions.
+void check_model(const ModelSpec& m, const YamlNode& where);
+
+ModelSpec load_model_preset(const std::string& name, const std::string& presets_dir, const SourceLocation& where);
+std::vector<std::string> model_preset_names(const std::string& presets_dir);
+/// Imports a Hugging Face config.json.
+ModelSpec import_hf_config(const std::string& path);
+
+} // namespace clustersim

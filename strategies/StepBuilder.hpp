@@ -1,0 +1,112 @@
+#pragma once
+/// Emits one training step of a transformer as a Workload: every rank's compute, TP / CP /
+/// PP / DP communication, with their dependencies and streams.
+///
+/// Composition: the pipeline schedule (registered by name) orders each stage's forward and
+/// backward passes; each layer is emitted with Megatron tensor parallelism (column/row
+/// parallel GEMMs, all-reduces or, with sequence parallelism, all-gather / reduce-scatter
+/// pairs) and ring-attention context parallelism; the data-parallel strategy (ddp, zero1,
+/// zero2, zero3; registered by name) adds gradient reduction, parameter gathers and the
+/// optimizer step. Ranks are placed by `Layout`.
+
+#include "CostModel.hpp"
+#include "Layout.hpp"
+#include "PipelineSchedule.hpp"
+#include "Workload.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+class StepContext;
+
+/// One thing with parameters that the backward pass finishes in order: a layer, the
+/// embedding or the output projection of a stage.
+struct ParamUnit {
+  std::string name;
+  int layer = -1;    ///< global layer index, -1 for embedding / logits
+  int chunk = 0;     ///< model chunk on this stage
+  double params = 0; ///< per rank, after TP / EP sharding
+};
+
+/// Gradient and parameter synchronisation across data-parallel replicas.
+class DataParallelStrategy {
+public:
+  virtual ~DataParallelStrategy() = default;
+  /// Tasks that the forward (or backward) of `unit` for micro-batch `mb` must wait for,
+  /// per stage position; default none.
+  virtual std::vector<std::vector<TaskId>> before_forward(StepContext& ctx, int stage, int unit, int mb);
+  virtual std::vector<std::vector<TaskId>> before_backward(StepContext& ctx, int stage, int unit, int mb);
+  /// The backward of `unit` for `mb` finished with `done` (per stage position).
+  virtual void after_backward(StepContext& ctx, int stage, int unit, int mb, bool last_mb,
+                              const std::vector<TaskId>& done) = 0;
+  /// After every backward of the stage: remaining reductions, the optimizer step (which
+  /// must also wait for `extra`, per position), parameter gathers.
+  virtual void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) = 0;
+};
+
+using DataParallelRegistry = Registry<DataParallelStrategy>;
+
+/// Everything the emitters share while building one step.
+class StepContext {
+public:
+  StepContext(Workload& w, const CostModel& cost, const Layout& layout);
+
+  Workload& workload() { return w_; }
+  const CostModel& cost() const { return cost_; }
+  const TrainingSpec& training() const { return cost_.training(); }
+  const Layout& layout() const { return layout_; }
+
+  int stages() const { return layout_.size(Dim::pp); }
+  /// Ranks of a stage, in a fixed order; "positions" index this list.
+  const std::vector<std::uint32_t>& stage_ranks(int stage) const
+  {
+    return stage_ranks_[static_cast<std::size_t>(stage)];
+  }
+  int position(std::uint32_t rank) const { return position_[rank]; }
+  /// Groups of a stage along `dims` (e.g. {tp}: the TP groups), as workload group ids.
+  const std::vector<std::uint32_t>& groups(int stage, Dim a, Dim b = Dim::pp);
+  const std::vector<ParamUnit>& units(int stage) const { return units_[static_cast<std::size_t>(stage)]; }
+  std::vector<ParamUnit>& units(int stage) { return units_[static_cast<std::size_t>(stage)]; }
+
+  /// Bytes per parameter of a gradient reduction and of a parameter gather.
+  double grad_bytes() const;
+  double param_bytes() const;
+  std::uint16_t algo() const { return algo_; }
+
+  /// Emits a collective on every group in `groups` with per-position dependencies; returns
+  /// the member tasks per position (positions not in any group get no task).
+  std::vector<TaskId> collective(int stage, const std::vector<std::uint32_t>& groups, CollOp op, double bytes,
+                                 Stream stream, const Workload::Label& label,
+                                 const std::vector<std::vector<TaskId>>& deps);
+  /// A compute task on every rank of the stage.
+  std::vector<TaskId> compute(int stage, double seconds, const Workload::Label& label,
+                              const std::vector<std::vector<TaskId>>& deps, Stream stream = Stream::compute);
+
+private:
+  Workload& w_;
+  const CostModel& cost_;
+  const Layout& layout_;
+  std::vector<std::vector<std::uint32_t>> stage_ranks_;
+  std::vector<int> position_;
+  std::vector<std::vector<ParamUnit>> units_;
+  std::map<std::tuple<int, int, int>, std::vector<std::uint32_t>> group_cache_;
+  std::uint16_t algo_ = 0;
+};
+
+/// What was built, with what the report needs to explain it.
+struct StepPlan {
+  Workload workload;
+  std::vector<int> layers_per_stage;
+  std::vector<double> params_per_stage; ///< per rank, after TP/EP sharding
+};
+
+/// Builds the step. Throws std::invalid_argument for an unknown schedule or DP strategy.
+StepPlan build_step(const CostModel& cost);
+
+/// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
+std::string data_parallel_strategy_name(int zero);
+
+} // namespace clustersim

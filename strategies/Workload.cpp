@@ -1,0 +1,168 @@
+#include "Workload.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+namespace clustersim {
+
+const char* to_string(Stream s)
+{
+  static const char* names[] = {"compute",     "tp", "cp",        "pp_send_fwd", "pp_recv_fwd", "pp_send_bwd",
+                                "pp_recv_bwd", "dp", "dp_gather", "ep",          "embed"};
+  return names[static_cast<std::size_t>(s)];
+}
+
+const char* to_string(Category c)
+{
+  static const char* names[] = {"forward", "backward", "recompute", "optimizer", "tp_comm",
+                                "cp_comm", "pp_comm",  "dp_comm",   "ep_comm",   "other"};
+  return names[static_cast<std::size_t>(c)];
+}
+
+bool is_communication(Category c)
+{
+  return c == Category::tp_comm || c == Category::cp_comm || c == Category::pp_comm || c == Category::dp_comm ||
+         c == Category::ep_comm;
+}
+
+const std::vector<std::string>& coll_op_names()
+{
+  static const std::vector<std::string> names{"all_reduce", "reduce_scatter", "all_gather",
+                                              "broadcast",  "reduce",         "all_to_all"};
+  return names;
+}
+
+const char* to_string(CollOp op)
+{
+  return coll_op_names()[static_cast<std::size_t>(op)].c_str();
+}
+
+Workload::Workload(std::uint32_t ranks) : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount) {}
+
+std::uint32_t Workload::add_group(std::vector<std::uint32_t> ranks)
+{
+  groups_.push_back(RankGroup{std::move(ranks)});
+  return static_cast<std::uint32_t>(groups_.size() - 1);
+}
+
+std::uint16_t Workload::algo_index(const std::string& algo)
+{
+  auto it = std::find(algo_names_.begin(), algo_names_.end(), algo);
+  if (it != algo_names_.end())
+    return static_cast<std::uint16_t>(it - algo_names_.begin());
+  algo_names_.push_back(algo);
+  return static_cast<std::uint16_t>(algo_names_.size() - 1);
+}
+
+std::uint8_t Workload::name_index(const std::string& name)
+{
+  auto it = std::find(names_.begin(), names_.end(), name);
+  if (it != names_.end())
+    return static_cast<std::uint8_t>(it - names_.begin());
+  if (names_.size() >= 255)
+    throw std::length_error("too many task names");
+  names_.push_back(name);
+  return static_cast<std::uint8_t>(names_.size() - 1);
+}
+
+TaskId Workload::push(Task t, const std::vector<TaskId>& deps)
+{
+  assert(t.rank < ranks_);
+  TaskId id = static_cast<TaskId>(tasks_.size());
+  t.deps_begin = static_cast<std::uint32_t>(deps_.size());
+  t.deps_count = static_cast<std::uint32_t>(deps.size());
+  for (TaskId d : deps) {
+    assert(d < id);
+    assert(tasks_[d].rank == t.rank);
+    deps_.push_back(d);
+  }
+  tasks_.push_back(t);
+  programs_[t.rank * kStreamCount + static_cast<std::size_t>(t.stream)].push_back(id);
+  return id;
+}
+
+TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& label, const std::vector<TaskId>& deps,
+                             Stream stream)
+{
+  Task t;
+  t.kind = TaskKind::compute;
+  t.amount = seconds;
+  t.rank = rank;
+  t.stream = stream;
+  t.category = label.category;
+  t.layer = static_cast<std::int16_t>(label.layer);
+  t.micro_batch = label.micro_batch;
+  t.name = name_index(label.name);
+  return push(t, deps);
+}
+
+std::pair<TaskId, TaskId> Workload::add_p2p(std::uint32_t from, std::uint32_t to, double bytes, Stream send_stream,
+                                            Stream recv_stream, const Label& label,
+                                            const std::vector<TaskId>& send_deps, const std::vector<TaskId>& recv_deps)
+{
+  Task s;
+  s.kind = TaskKind::send;
+  s.amount = bytes;
+  s.rank = from;
+  s.stream = send_stream;
+  s.category = label.category;
+  s.layer = static_cast<std::int16_t>(label.layer);
+  s.micro_batch = label.micro_batch;
+  s.name = name_index(label.name);
+  TaskId send = push(s, send_deps);
+  Task r = s;
+  r.kind = TaskKind::recv;
+  r.rank = to;
+  r.stream = recv_stream;
+  TaskId recv = push(r, recv_deps);
+  tasks_[send].target = recv;
+  tasks_[recv].target = send;
+  return {send, recv};
+}
+
+std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream,
+                                             const Label& label, const std::vector<std::vector<TaskId>>& deps,
+                                             std::uint16_t algo)
+{
+  const auto& members = groups_[group].ranks;
+  assert(deps.empty() || deps.size() == members.size());
+  CollectiveCall c;
+  c.op = op;
+  c.group = group;
+  c.bytes = bytes;
+  c.algo = algo;
+  c.category = label.category;
+  collectives_.push_back(c);
+  auto call = static_cast<std::uint32_t>(collectives_.size() - 1);
+  std::vector<TaskId> out;
+  out.reserve(members.size());
+  static const std::vector<TaskId> none;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Task t;
+    t.kind = TaskKind::collective;
+    t.amount = bytes;
+    t.target = call;
+    t.rank = members[i];
+    t.stream = stream;
+    t.category = label.category;
+    t.layer = static_cast<std::int16_t>(label.layer);
+    t.micro_batch = label.micro_batch;
+    t.name = name_index(label.name);
+    out.push_back(push(t, deps.empty() ? none : deps[i]));
+  }
+  return out;
+}
+
+std::size_t Workload::memory_bytes() const
+{
+  std::size_t b = tasks_.capacity() * sizeof(Task) + deps_.capacity() * sizeof(TaskId);
+  for (const auto& p : programs_)
+    b += p.capacity() * sizeof(TaskId) + sizeof(p);
+  for (const auto& g : groups_)
+    b += g.ranks.capacity() * sizeof(std::uint32_t);
+  b += collectives_.capacity() * sizeof(CollectiveCall);
+  return b;
+}
+
+} // namespace clustersim

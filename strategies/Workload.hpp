@@ -1,0 +1,151 @@
+#pragma once
+/// The seam between strategies and the simulator: per-rank programs of tasks.
+///
+/// A rank runs several in-order *streams* (like CUDA streams): compute, and one per kind of
+/// communication. A task starts when the previous task of its stream has finished and all of
+/// its dependencies (any task of the same rank) have finished. Point-to-point tasks come in
+/// matched send/recv pairs; a collective is one task per member rank referring to a shared
+/// collective call, and starts when every member's task is ready (NCCL semantics: a
+/// collective makes progress only once all ranks have launched it).
+///
+/// Strategies never see SimGrid; the simulator never sees a transformer. Ranks are GPU ids.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+/// pp_* streams: activations travel on the *_fwd pair, gradients on the *_bwd pair; each
+/// stream holds one direction only, so matched sends and receives stay in order.
+enum class Stream : std::uint8_t {
+  compute,
+  tp,
+  cp,
+  pp_send_fwd,
+  pp_recv_fwd,
+  pp_send_bwd,
+  pp_recv_bwd,
+  dp,        ///< gradient reductions
+  dp_gather, ///< parameter gathers (ZeRO)
+  ep,
+  embed ///< embedding-gradient reduction between first and last stage
+};
+constexpr int kStreamCount = 11;
+const char* to_string(Stream s);
+
+enum class TaskKind : std::uint8_t { compute, send, recv, collective };
+
+/// What a task is, for the report's breakdown and the trace.
+enum class Category : std::uint8_t {
+  forward,
+  backward,
+  recompute,
+  optimizer,
+  tp_comm,
+  cp_comm,
+  pp_comm,
+  dp_comm,
+  ep_comm,
+  other
+};
+constexpr int kCategoryCount = 10;
+const char* to_string(Category c);
+bool is_communication(Category c);
+
+enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all };
+const std::vector<std::string>& coll_op_names();
+const char* to_string(CollOp op);
+
+using TaskId = std::uint32_t;
+
+struct Task {
+  double amount = 0;        ///< compute: seconds; send/recv: bytes; collective: see CollectiveCall
+  std::uint32_t target = 0; ///< send/recv: the matching task; collective: the call index
+  std::uint32_t deps_begin = 0;
+  std::uint32_t deps_count = 0;
+  std::uint32_t rank = 0;
+  std::int32_t micro_batch = -1;
+  std::int16_t layer = -1;
+  TaskKind kind = TaskKind::compute;
+  Stream stream = Stream::compute;
+  Category category = Category::other;
+  std::uint8_t name = 0; ///< index into Workload::names
+};
+
+/// A group of ranks a collective runs over (a TP group, a DP group, ...).
+struct RankGroup {
+  std::vector<std::uint32_t> ranks;
+};
+
+struct CollectiveCall {
+  CollOp op = CollOp::all_reduce;
+  std::uint32_t group = 0;
+  /// nccl-tests convention: all_reduce / broadcast / reduce: the buffer size; all_gather: the
+  /// gathered (output) size; reduce_scatter: the input size; all_to_all: bytes each rank sends
+  /// in total.
+  double bytes = 0;
+  std::uint16_t algo = 0; ///< 0 = automatic, else an index into Workload::algo_names
+  Category category = Category::other;
+};
+
+class Workload {
+public:
+  explicit Workload(std::uint32_t ranks = 0);
+
+  std::uint32_t ranks() const { return ranks_; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  const std::vector<RankGroup>& groups() const { return groups_; }
+  const std::vector<CollectiveCall>& collectives() const { return collectives_; }
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& algo_names() const { return algo_names_; }
+  /// Task ids of one stream of one rank, in order.
+  const std::vector<TaskId>& program(std::uint32_t rank, Stream s) const
+  {
+    return programs_[rank * kStreamCount + static_cast<std::size_t>(s)];
+  }
+  /// Dependencies of a task.
+  const TaskId* deps_begin(TaskId id) const { return deps_.data() + tasks_[id].deps_begin; }
+  const TaskId* deps_end(TaskId id) const { return deps_begin(id) + tasks_[id].deps_count; }
+
+  // ---- building ----
+  std::uint32_t add_group(std::vector<std::uint32_t> ranks);
+  std::uint16_t algo_index(const std::string& algo); ///< "auto" → 0
+  std::uint8_t name_index(const std::string& name);
+
+  /// Labels a task gets: its category, name, layer and micro-batch.
+  struct Label {
+    Category category = Category::other;
+    std::string name;
+    int layer = -1;
+    int micro_batch = -1;
+  };
+
+  TaskId add_compute(std::uint32_t rank, double seconds, const Label& label, const std::vector<TaskId>& deps,
+                     Stream stream = Stream::compute);
+  /// A matched pair; returns {send, recv}.
+  std::pair<TaskId, TaskId> add_p2p(std::uint32_t from, std::uint32_t to, double bytes, Stream send_stream,
+                                    Stream recv_stream, const Label& label, const std::vector<TaskId>& send_deps,
+                                    const std::vector<TaskId>& recv_deps);
+  /// A collective call; `deps[i]` are the dependencies of member i's task. Returns the member
+  /// tasks in group order.
+  std::vector<TaskId> add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream, const Label& label,
+                                     const std::vector<std::vector<TaskId>>& deps, std::uint16_t algo = 0);
+
+  std::size_t memory_bytes() const;
+
+private:
+  TaskId push(Task t, const std::vector<TaskId>& deps);
+
+  std::uint32_t ranks_;
+  std::vector<Task> tasks_;
+  std::vector<TaskId> deps_;
+  std::vector<std::vector<TaskId>> programs_;
+  std::vector<RankGroup> groups_;
+  std::vector<CollectiveCall> collectives_;
+  std::vector<std::string> names_;
+  std::vector<std::string> algo_names_{"auto"};
+};
+
+} // namespace clustersim

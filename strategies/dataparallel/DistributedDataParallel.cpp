@@ -1,0 +1,80 @@
+// DDP (PyTorch DistributedDataParallel / Megatron DDP): gradients are all-reduced over the
+// data-parallel (x context-parallel) group in buckets of `bucket_size` bytes, in the order
+// backward produces them, during the last micro-batch's backward (earlier micro-batches
+// accumulate locally, no_sync). With overlap.grad_reduce each bucket starts as soon as it is
+// full, so only the tail is exposed; without, every bucket waits for the whole backward.
+// Traffic per step: 2(N-1)/N · Ψ · bytes per gradient.
+#include "StepBuilder.hpp"
+
+#include <algorithm>
+
+namespace clustersim {
+namespace {
+
+class Ddp final : public DataParallelStrategy {
+public:
+  void after_backward(StepContext& ctx, int stage, int unit, int, bool last_mb,
+                      const std::vector<TaskId>& done) override
+  {
+    if (!last_mb)
+      return;
+    State& s = state(ctx, stage);
+    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_bytes();
+    s.last_done = done;
+    if (ctx.training().overlap.grad_reduce && s.pending >= ctx.training().bucket_bytes)
+      flush(ctx, stage, s.pending);
+  }
+
+  void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
+  {
+    State& s = state(ctx, stage);
+    const double bucket = ctx.training().bucket_bytes;
+    while (s.pending > 0)
+      flush(ctx, stage, std::min(bucket, s.pending));
+    std::vector<std::vector<TaskId>> deps = extra;
+    for (std::size_t i = 0; i < deps.size(); ++i)
+      if (!s.last_comm.empty() && s.last_comm[i] != static_cast<TaskId>(-1))
+        deps[i].push_back(s.last_comm[i]);
+    double params = 0;
+    for (const auto& u : ctx.units(stage))
+      params += u.params;
+    ctx.compute(stage, ctx.cost().optimizer_seconds(params), {Category::optimizer, "optimizer_step", -1, -1}, deps);
+  }
+
+private:
+  struct State {
+    double pending = 0;
+    std::vector<TaskId> last_done;
+    std::vector<TaskId> last_comm;
+  };
+
+  State& state(StepContext& ctx, int stage)
+  {
+    if (states_.empty())
+      states_.resize(static_cast<std::size_t>(ctx.stages()));
+    return states_[static_cast<std::size_t>(stage)];
+  }
+
+  void flush(StepContext& ctx, int stage, double bytes)
+  {
+    State& s = state(ctx, stage);
+    s.pending -= bytes;
+    if (s.pending < 1e-9)
+      s.pending = 0;
+    const auto& groups = ctx.groups(stage, Dim::cp, Dim::dp);
+    if (groups.empty())
+      return; // no data parallelism
+    std::vector<std::vector<TaskId>> deps(s.last_done.size());
+    for (std::size_t i = 0; i < deps.size(); ++i)
+      deps[i].push_back(s.last_done[i]);
+    s.last_comm = ctx.collective(stage, groups, CollOp::all_reduce, bytes, Stream::dp,
+                                 {Category::dp_comm, "dp_grad_all_reduce", -1, -1}, deps);
+  }
+
+  std::vector<State> states_;
+};
+
+const DataParallelRegistry::Registrar reg("ddp", [] { return std::make_unique<Ddp>(); });
+
+} // namespace
+} // namespace clustersim

@@ -1,0 +1,34 @@
+// 1F1B (PipeDream-Flush, Narayanan et al. 2021): stage s warms up with p-s-1 forwards, then
+// alternates one forward and one backward, then drains. Same bubble as GPipe,
+// (p-1)/(m+p-1), with at most p-s micro-batches in flight.
+#include "PipelineSchedule.hpp"
+
+#include <algorithm>
+
+namespace clustersim {
+namespace {
+
+class OneFOneB final : public PipelineSchedule {
+public:
+  std::vector<PipelineOp> order(int stage, int stages, int m, int) const override
+  {
+    std::vector<PipelineOp> ops;
+    int warmup = std::min(stages - stage - 1, m);
+    int fwd = 0;
+    int bwd = 0;
+    for (; fwd < warmup; ++fwd)
+      ops.push_back({true, fwd, 0});
+    while (fwd < m) {
+      ops.push_back({true, fwd++, 0});
+      ops.push_back({false, bwd++, 0});
+    }
+    while (bwd < m)
+      ops.push_back({false, bwd++, 0});
+    return ops;
+  }
+};
+
+const ScheduleRegistry::Registrar reg("1f1b", [] { return std::make_unique<OneFOneB>(); });
+
+} // namespace
+} // namespace clustersim

@@ -1,0 +1,96 @@
+#include "TestUtil.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace clustersim::test {
+
+namespace {
+std::string g_root;
+void cleanup()
+{
+  if (!g_root.empty())
+    std::system(("rm -rf '" + g_root + "'").c_str());
+}
+std::string read_file(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+} // namespace
+
+std::string temp_dir()
+{
+  if (g_root.empty()) {
+    char tmpl[] = "/tmp/clustersim-test-XXXXXX";
+    char* d = ::mkdtemp(tmpl);
+    g_root = d ? d : "/tmp";
+    std::atexit(cleanup);
+  }
+  static int counter = 0;
+  std::string dir = g_root + "/" + std::to_string(counter++);
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  return dir;
+}
+
+std::string write_temp(const std::string& name, const std::string& text)
+{
+  std::string path = temp_dir() + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return path;
+}
+
+CommandResult run_cli(const std::string& args)
+{
+  std::string dir = temp_dir();
+  std::string out = dir + "/stdout";
+  std::string err = dir + "/stderr";
+  std::string cmd = std::string(CLUSTERSIM_EXE) + " " + args + " >'" + out + "' 2>'" + err + "'";
+  int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+const Catalog& catalog()
+{
+  static Catalog c = [] {
+    ::setenv("CLUSTERSIM_DATA", CLUSTERSIM_SOURCE, 1);
+    return Catalog::open();
+  }();
+  return c;
+}
+
+std::string source_path(const std::string& relative)
+{
+  return std::string(CLUSTERSIM_SOURCE) + "/" + relative;
+}
+
+std::string shared_path(const std::string& relative)
+{
+  return std::string(CLUSTERSIM_SHARED) + "/" + relative;
+}
+
+int entries_in(const std::string& dir)
+{
+  int n = 0;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+        ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+} // namespace clustersim::test

@@ -1,0 +1,29 @@
+#pragma once
+// Helpers shared by the tests: temporary files, running the clustersim binary, the catalog.
+
+#include "Catalog.hpp"
+
+#include <string>
+
+namespace clustersim::test {
+
+/// A fresh directory under the build's temp area, removed at exit.
+std::string temp_dir();
+/// Writes `text` to `name` in a fresh temp dir and returns the path.
+std::string write_temp(const std::string& name, const std::string& text);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+/// Runs `clustersim ARGS` (the built binary); ARGS is a shell fragment.
+CommandResult run_cli(const std::string& args);
+
+const Catalog& catalog();
+std::string source_path(const std::string& relative);
+std::string shared_path(const std::string& relative);
+/// Number of entries in a directory (0 if it does not exist).
+int entries_in(const std::string& dir);
+
+} // namespace clustersim::test

@@ -1,0 +1,251 @@
+// Every class of configuration error: the message names FILE:LINE:COL, says what is wrong
+// and what is valid.
+#include "ClusterGraph.hpp"
+#include "ConfigError.hpp"
+#include "Experiment.hpp"
+#include "TestUtil.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace clustersim;
+using clustersim::test::catalog;
+using clustersim::test::write_temp;
+
+namespace {
+
+const char* kGood = R"(name: ok
+model:
+  layers: 4
+  hidden: 512
+  heads: 8
+  vocab: 1000
+  seq_len: 128
+cluster:
+  platform: dgx-a100-80gb
+  gpus: 16
+training:
+  tp: 2
+  dp: 8
+  micro_batch: 2
+  global_batch: 64
+)";
+
+/// Loads `text` as an experiment and checks the error's position and wording.
+void expect_error(const std::string& text, int line, int col, const std::string& what)
+{
+  std::string path = write_temp("exp.yaml", text);
+  try {
+    load_experiment(path, catalog());
+    FAIL("no error for: " << what);
+  } catch (const ConfigError& e) {
+    std::string msg = e.what();
+    std::string where = path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
+    CHECK_MESSAGE(msg.rfind(where, 0) == 0, msg);
+    CHECK_MESSAGE(msg.find(what) != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("; valid: ") != std::string::npos, msg);
+  }
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to)
+{
+  auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+} // namespace
+
+TEST_CASE("a valid experiment loads into typed specs")
+{
+  ExperimentSpec e = load_experiment(write_temp("exp.yaml", kGood), catalog());
+  CHECK(e.gpus == 16);
+  CHECK(e.training.tp == 2);
+  CHECK(e.training.dp == 8);
+  CHECK(e.model.ffn_hidden == 2048);
+  CHECK(e.model.kv_heads == 8);
+  CHECK(e.platform.node.gpus == 8);
+  CHECK(e.platform.node.nvlink.bandwidth == doctest::Approx(300e9)); // 600 GB/s bidirectional, halved
+}
+
+TEST_CASE("experiment errors point at the offending key")
+{
+  SUBCASE("misspelled key gets a suggestion")
+  {
+    expect_error(replace(kGood, "  micro_batch: 2", "  micro_bach: 2"), 14, 3,
+                 "unknown key 'micro_bach' in training; did you mean 'micro_batch'?");
+  }
+  SUBCASE("misspelled section")
+  {
+    expect_error(replace(kGood, "training:", "trainig:"), 11, 1,
+                 "unknown key 'trainig' in experiment; did you mean 'training'?");
+  }
+  SUBCASE("YAML syntax")
+  {
+    expect_error(replace(kGood, "  tp: 2", "  tp: [2"), 13, 5, "YAML syntax error");
+  }
+  SUBCASE("missing section")
+  {
+    expect_error(replace(kGood, "training:", "other:"), 1, 1, "missing key 'training'");
+  }
+  SUBCASE("not an integer")
+  {
+    expect_error(replace(kGood, "  tp: 2", "  tp: two"), 12, 7, "'two' is not an integer");
+  }
+  SUBCASE("out of range")
+  {
+    expect_error(replace(kGood, "  tp: 2", "  tp: 0"), 12, 7, "0 is out of range");
+  }
+  SUBCASE("unit missing")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  bucket_size: 25"), 14, 16, "'25' has no unit");
+  }
+  SUBCASE("unknown choice")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  recompute: fulll"), 14, 14,
+                 "unknown recompute 'fulll'; did you mean 'full'?");
+  }
+  SUBCASE("unknown platform")
+  {
+    expect_error(replace(kGood, "dgx-a100-80gb", "dgx-a100-80g"), 9, 13,
+                 "unknown platform 'dgx-a100-80g'; did you mean 'dgx-a100-80gb'?");
+  }
+  SUBCASE("unknown model preset")
+  {
+    std::string text = kGood;
+    text = text.substr(0, text.find("model:")) + "model: gpt3-1.3 \n" + text.substr(text.find("cluster:"));
+    expect_error(text, 2, 8, "unknown model preset 'gpt3-1.3'; did you mean 'gpt3-1.3b'?");
+  }
+  SUBCASE("GPU count not a multiple of the node")
+  {
+    expect_error(replace(replace(kGood, "gpus: 16", "gpus: 12"), "  dp: 8", "  dp: 6"), 10, 9,
+                 "12 GPUs is not a multiple of the 8 GPUs per node");
+  }
+  SUBCASE("layout does not multiply to the GPU count")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 4"), 13, 7, "tp*pp*cp*dp = 2*1*1*4 = 8 but cluster.gpus is 16");
+  }
+  SUBCASE("tp does not divide heads")
+  {
+    expect_error(replace(replace(kGood, "heads: 8", "heads: 5"), "hidden: 512", "hidden: 510"), 12, 7,
+                 "tp 2 does not divide the model's 5 attention heads");
+  }
+  SUBCASE("global batch not a multiple of micro_batch x dp")
+  {
+    expect_error(replace(kGood, "global_batch: 64", "global_batch: 60"), 15, 17,
+                 "global_batch 60 is not a multiple of micro_batch*dp = 2*8");
+  }
+  SUBCASE("heads do not divide hidden")
+  {
+    expect_error(replace(kGood, "hidden: 512", "hidden: 500"), 3, 3, "hidden 500 is not divisible by heads 8");
+  }
+  SUBCASE("precision the GPU lacks")
+  {
+    expect_error(replace(replace(kGood, "dgx-a100-80gb", "dgx1-v100"), "  dp: 8", "  dp: 8\n  precision: bf16"), 14, 14,
+                 "GPU 'v100-sxm2-32gb' has no bf16 support");
+  }
+  SUBCASE("duplicate key")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  dp: 8"), 14, 3, "duplicate key 'dp' in training");
+  }
+  SUBCASE("mapping expected")
+  {
+    expect_error(replace(kGood, "  platform: dgx-a100-80gb\n  gpus: 16", "  - dgx-a100-80gb"), 9, 3,
+                 "'cluster' must be a mapping");
+  }
+  SUBCASE("interleaved schedule without vpp")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  pipeline_schedule: interleaved"), 14, 22,
+                 "the interleaved schedule needs vpp >= 2");
+  }
+}
+
+TEST_CASE("a missing experiment file is a clean error")
+{
+  CHECK_THROWS_WITH_AS(load_experiment("/nonexistent/exp.yaml", catalog()),
+                       doctest::Contains("/nonexistent/exp.yaml: cannot open file; valid:"), ConfigError);
+}
+
+TEST_CASE("platform file errors")
+{
+  auto load = [](const std::string& text) { return load_platform(write_temp("p.yaml", text), catalog().gpus()); };
+  std::string base = R"(name: t
+node:
+  gpu: a100-sxm4-80gb
+  gpus: 8
+  scale_up: {kind: nvswitch, bandwidth: 600GBps, bidirectional: true, latency: 0.3us, transport: nvlink3}
+  pcie: {bandwidth: 31.5GBps, latency: 0.2us, switches: 4, cpus: 2, cpu_link: 100GBps, transport: pcie4}
+  nics: {count: 8, bandwidth: 200Gbps, latency: 0.6us, transport: ib-hdr}
+fabric: {kind: fat-tree, radix: 40, switch_latency: 0.13us}
+)";
+  CHECK_NOTHROW(load(base));
+  SUBCASE("unknown GPU")
+  {
+    CHECK_THROWS_WITH_AS(load(replace(base, "a100-sxm4-80gb", "a100-sxm4-80")),
+                         doctest::Contains(":3:8: unknown gpu 'a100-sxm4-80'; did you mean 'a100-sxm4-80gb'?"),
+                         ConfigError);
+  }
+  SUBCASE("dangling NIC")
+  {
+    CHECK_THROWS_WITH_AS(load(replace(base, "count: 8", "count: 8, gpus: [0, 0, 1, 1, 2, 2, 3, 3]")),
+                         doctest::Contains("NIC 4 serves no GPU (dangling NIC); valid:"), ConfigError);
+  }
+  SUBCASE("unknown fabric kind")
+  {
+    CHECK_THROWS_WITH_AS(load(replace(base, "fat-tree", "fat_tree")),
+                         doctest::Contains(":8:16: unknown fabric kind 'fat_tree'; did you mean 'fat-tree'?"),
+                         ConfigError);
+  }
+  SUBCASE("radix too small for the node count")
+  {
+    PlatformSpec p = load(replace(base, "radix: 40", "radix: 8"));
+    CHECK_THROWS_WITH_AS(ClusterGraph::build(p, 4096), doctest::Contains("fabric radix 8 is too small for 512 nodes"),
+                         ConfigError);
+  }
+  SUBCASE("GPU count not a multiple of the node size")
+  {
+    PlatformSpec p = load(base);
+    CHECK_THROWS_WITH_AS(ClusterGraph::build(p, 12),
+                         doctest::Contains("12 GPUs is not a multiple of the 8 GPUs per node"), ConfigError);
+  }
+  SUBCASE("bidirectional figure is halved")
+  {
+    PlatformSpec p = load(base);
+    CHECK(p.node.nvlink.bandwidth == doctest::Approx(300e9));
+    CHECK(p.node.nic.bandwidth == doctest::Approx(25e9));
+  }
+}
+
+TEST_CASE("model files: presets and Hugging Face config.json")
+{
+  SUBCASE("Llama-style config.json")
+  {
+    std::string path = write_temp("config.json", R"({
+  "model_type": "llama",
+  "hidden_size": 4096,
+  "intermediate_size": 11008,
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "max_position_embeddings": 4096,
+  "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false,
+  "vocab_size": 32000,
+  "hidden_act": "silu"
+})");
+    ModelSpec m = import_hf_config(path);
+    CHECK(m.mlp == MlpKind::swiglu);
+    CHECK(m.norm == NormKind::rmsnorm);
+    CHECK(m.total_params() == doctest::Approx(6.738e9).epsilon(0.005)); // Llama-2 7B
+  }
+  SUBCASE("config.json missing a dimension")
+  {
+    std::string path = write_temp("config.json", R"({"model_type": "llama", "hidden_size": 4096})");
+    CHECK_THROWS_WITH_AS(import_hf_config(path), doctest::Contains(":1:1: config.json has none of num_hidden_layers"),
+                         ConfigError);
+  }
+  SUBCASE("config.json with a bad value")
+  {
+    std::string path = write_temp("config.json", "{\"model_type\": \"gpt2\",\n \"n_embd\": \"wide\"}");
+    CHECK_THROWS_WITH_AS(import_hf_config(path), doctest::Contains(":2:12: 'wide' is not an integer"), ConfigError);
+  }
+}

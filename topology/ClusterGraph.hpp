@@ -1,0 +1,128 @@
+#pragma once
+/// The cluster as a Boost.Graph: GPUs, NVSwitch, PCIe switches, CPUs, NICs and leaf / spine /
+/// core switches as vertices; every physical link as two arcs, one per direction, each with
+/// its own bandwidth and latency.
+///
+/// Besides the graph itself the class keeps what routing needs, so that a route between two
+/// GPUs is computed in O(path length): intra-domain routes and GPU→NIC paths are found once
+/// with Dijkstra on the node template, and the scale-out part follows the fat-tree up to the
+/// lowest common switch tier and back down.
+///
+/// Parallel up-links of a switch toward the same tier (leaf→spines, pod→cores) form one
+/// *resource*: a single shared capacity equal to their sum. That is the flow-level reading of
+/// ideal ECMP spreading; every other arc is a resource of its own.
+
+#include "PlatformSpec.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+enum class VertexKind { gpu, nvswitch, pcie_switch, cpu, nic, leaf, spine, core };
+enum class LinkKind { nvlink, pcie, cpu_link, network };
+
+const char* to_string(VertexKind k);
+const char* to_string(LinkKind k);
+
+struct VertexInfo {
+  VertexKind kind = VertexKind::gpu;
+  int node = -1;   ///< node index, -1 for fabric switches and NVLink-domain switches
+  int domain = -1; ///< NVLink domain, -1 for fabric switches
+  int local = -1;  ///< index among the vertices of its kind in its node (or its tier)
+  int global = -1; ///< index among all vertices of its kind
+};
+
+struct ArcInfo {
+  LinkKind kind = LinkKind::network;
+  double bandwidth = 0; ///< bytes/s in this direction
+  double latency = 0;   ///< s, including the traversal of the switch the arc enters
+  int lanes = 1;
+  int resource = -1; ///< index into ClusterGraph::resources()
+  int id = -1;       ///< index of this arc (dense, 0..arcs-1)
+  int reverse = -1;  ///< id of the opposite arc
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexInfo, ArcInfo>;
+using VertexId = Graph::vertex_descriptor;
+using ArcId = Graph::edge_descriptor;
+
+/// A capacity that flows share: one arc, or a bundle of parallel arcs (see class comment).
+struct Resource {
+  std::string name;
+  LinkKind kind = LinkKind::network;
+  double bandwidth = 0; ///< bytes/s
+  double latency = 0;   ///< s, of one traversal
+};
+
+/// Where two GPUs are relative to each other; decides the protocol constants of a flow.
+enum class PathClass { same_gpu, scale_up, scale_out };
+
+class ClusterGraph {
+public:
+  /// Instantiates `platform` for `gpus` GPUs. Throws ConfigError (in the platform file) when
+  /// the count is not a multiple of the node size or the fabric radix cannot hold the nodes.
+  static ClusterGraph build(const PlatformSpec& platform, int gpus);
+
+  const PlatformSpec& platform() const { return platform_; }
+  const Graph& graph() const { return graph_; }
+  const std::vector<Resource>& resources() const { return resources_; }
+
+  int gpus() const { return gpus_; }
+  int nodes() const { return nodes_; }
+  int domains() const { return domains_; }
+  int fabric_levels() const { return fabric_levels_; }
+  int count(VertexKind k) const;
+
+  VertexId gpu_vertex(int gpu) const { return gpu_vertex_[static_cast<std::size_t>(gpu)]; }
+  int node_of(int gpu) const { return gpu / platform_.node.gpus; }
+  int domain_of(int gpu) const { return node_of(gpu) / platform_.node.domain_nodes; }
+  int local_of(int gpu) const { return gpu % platform_.node.gpus; }
+  /// Global NIC index serving a GPU, -1 when the node has none.
+  int nic_of(int gpu) const;
+  /// Leaf switch index of a GPU's NIC, -1 without fabric.
+  int leaf_of(int gpu) const;
+  PathClass path_class(int gpu_a, int gpu_b) const;
+
+  /// Appends the resources a flow from gpu_a to gpu_b crosses, in order, and returns the sum
+  /// of their latencies. Empty for a == b.
+  double route(int gpu_a, int gpu_b, std::vector<int>& resources) const;
+
+private:
+  struct RouteStep {
+    int node_sel; ///< 0: arc of the source's node, 1: of the destination's node
+    int local_arc;
+  };
+  void append_local(const std::vector<RouteStep>& steps, int node_src, int node_dst, std::vector<int>& out,
+                    double& latency) const;
+  int arc_resource(int arc) const { return arc_resource_[static_cast<std::size_t>(arc)]; }
+
+  friend class GraphBuilder;
+
+  PlatformSpec platform_;
+  Graph graph_;
+  std::vector<Resource> resources_;
+  std::vector<int> arc_resource_;
+  std::vector<VertexId> gpu_vertex_;
+  int gpus_ = 0;
+  int nodes_ = 0;
+  int domains_ = 0;
+  int fabric_levels_ = 0;
+  std::vector<int> vertex_count_;
+
+  // routing tables
+  std::vector<int> node_arc_base_;                    ///< first arc id of each node
+  std::vector<std::vector<RouteStep>> domain_routes_; ///< [local_a * per_domain + local_b]
+  std::vector<std::vector<int>> nic_up_;              ///< per local GPU: local arcs GPU → its NIC
+  std::vector<std::vector<int>> nic_down_;            ///< per local GPU: local arcs NIC → GPU
+  std::vector<int> nic_leaf_up_;                      ///< per global NIC: arc NIC → leaf
+  std::vector<int> nic_leaf_down_;                    ///< per global NIC: arc leaf → NIC
+  std::vector<int> leaf_of_nic_;
+  std::vector<int> pod_of_leaf_;
+  std::vector<int> leaf_up_res_, leaf_down_res_; ///< per leaf, bundle toward the tier above
+  std::vector<int> pod_up_res_, pod_down_res_;   ///< per pod (3 levels only)
+};
+
+} // namespace clustersim

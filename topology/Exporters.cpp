@@ -1,0 +1,101 @@
+#include "Exporters.hpp"
+
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/graphviz.hpp>
+
+#include <cstdio>
+
+namespace clustersim {
+
+std::string vertex_name(const Graph& g, VertexId v)
+{
+  return std::string(to_string(g[v].kind)) + std::to_string(g[v].global);
+}
+
+namespace {
+
+std::string num(double v)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+struct ForwardArcs {
+  const Graph* g = nullptr;
+  bool operator()(ArcId e) const { return (*g)[e].id < (*g)[e].reverse; }
+};
+
+const char* shape(VertexKind k)
+{
+  switch (k) {
+  case VertexKind::gpu:
+    return "box";
+  case VertexKind::nic:
+    return "ellipse";
+  case VertexKind::cpu:
+    return "octagon";
+  default:
+    return "diamond";
+  }
+}
+
+} // namespace
+
+void write_dot(std::ostream& out, const ClusterGraph& cg)
+{
+  const Graph& g = cg.graph();
+  boost::filtered_graph<Graph, ForwardArcs> fg(g, ForwardArcs{&g});
+  auto vw = [&g](std::ostream& os, VertexId v) {
+    os << "[label=\"" << vertex_name(g, v) << "\",shape=" << shape(g[v].kind) << ",kind=\"" << to_string(g[v].kind)
+       << "\"]";
+  };
+  auto ew = [&g](std::ostream& os, ArcId e) {
+    const ArcInfo& a = g[e];
+    os << "[dir=both,kind=\"" << to_string(a.kind) << "\",label=\"" << num(a.bandwidth / 1e9)
+       << " GB/s\",lanes=" << a.lanes << "]";
+  };
+  boost::write_graphviz(out, fg, vw, ew);
+}
+
+void write_simgrid_xml(std::ostream& out, const ClusterGraph& cg, Precision precision)
+{
+  const Graph& g = cg.graph();
+  const double speed = cg.platform().node.gpu.peak(precision);
+  out << "<?xml version='1.0'?>\n"
+         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<!-- clustersim: platform '"
+      << cg.platform().name << "' with " << cg.gpus() << " GPUs; hosts are GPUs at the dense " << to_string(precision)
+      << " peak; link bandwidths are per direction. -->\n"
+         "<platform version=\"4.1\">\n"
+         "  <config>\n"
+         "    <prop id=\"network/model\" value=\"CM02\"/>\n"
+         "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
+         "    <prop id=\"network/TCP-gamma\" value=\"0\"/>\n"
+         "  </config>\n"
+         "  <zone id=\"cluster\" routing=\"DijkstraCache\">\n";
+  for (auto [v, end] = boost::vertices(g); v != end; ++v) {
+    if (g[*v].kind == VertexKind::gpu)
+      out << "    <host id=\"" << vertex_name(g, *v) << "\" speed=\"" << num(speed) << "f\"/>\n";
+    else
+      out << "    <router id=\"" << vertex_name(g, *v) << "\"/>\n";
+  }
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    const ArcInfo& a = g[*e];
+    if (a.id > a.reverse)
+      continue;
+    out << "    <link id=\"l" << a.id << "\" bandwidth=\"" << num(a.bandwidth) << "Bps\" latency=\"" << num(a.latency)
+        << "s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
+  }
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    const ArcInfo& a = g[*e];
+    if (a.id > a.reverse)
+      continue;
+    out << "    <route src=\"" << vertex_name(g, boost::source(*e, g)) << "\" dst=\""
+        << vertex_name(g, boost::target(*e, g)) << "\" symmetrical=\"YES\"><link_ctn id=\"l" << a.id
+        << "\" direction=\"UP\"/></route>\n";
+  }
+  out << "  </zone>\n</platform>\n";
+}
+
+} // namespace clustersim

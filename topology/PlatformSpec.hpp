@@ -1,0 +1,95 @@
+#pragma once
+/// A platform of the catalog (`platforms/NAME.yaml`): a node template (GPUs, intra-node fabric,
+/// PCIe tree, NICs), the scale-out fabric, protocol constants and cost figures.
+///
+/// It describes a cluster of any size; `ClusterGraph::build` instantiates it for N GPUs.
+/// Every bandwidth here is per direction (vendor figures marked `bidirectional: true` in the
+/// YAML are halved when read).
+
+#include "GpuSpec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+enum class ScaleUpKind { nvswitch, nvlink_mesh, pcie };
+enum class FabricKind { single_switch, fat_tree, rail_optimized };
+
+const std::vector<std::string>& scale_up_kind_names();
+const std::vector<std::string>& fabric_kind_names();
+const char* to_string(ScaleUpKind k);
+const char* to_string(FabricKind k);
+
+/// Per-direction bandwidth (bytes/s) and one-way latency (s) of a link.
+struct LinkSpec {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+/// A direct NVLink connection between two GPUs of a node (nvlink-mesh), with its lane count.
+struct MeshLink {
+  int a = 0;
+  int b = 0;
+  int lanes = 1;
+};
+
+struct NodeSpec {
+  GpuSpec gpu;
+  int gpus = 0; ///< GPUs per node
+
+  // Scale-up (NVLink) fabric
+  ScaleUpKind scale_up = ScaleUpKind::nvswitch;
+  LinkSpec nvlink;              ///< nvswitch: per GPU port; nvlink-mesh: per lane
+  int nvswitches = 0;           ///< NVSwitch chips per domain (for the graph's documentation only)
+  std::vector<MeshLink> mesh;   ///< nvlink-mesh only
+  int domain_nodes = 1;         ///< nodes sharing one NVLink domain (18 for GB200 NVL72)
+  std::string nvlink_transport; ///< protocol-table key for NVLink traffic, e.g. "nvlink3"
+
+  // PCIe tree
+  LinkSpec pcie;         ///< one x16 link between a device and its switch (or root port)
+  LinkSpec pcie_uplink;  ///< switch to CPU root complex
+  int pcie_switches = 0; ///< 0: devices sit on CPU root ports
+  int cpus = 1;
+  LinkSpec cpu_link;          ///< socket interconnect (UPI / QPI / xGMI)
+  bool p2p = true;            ///< PCIe peer-to-peer; false: GPU-GPU traffic is staged through host memory
+  std::string pcie_transport; ///< protocol-table key for PCIe GPU-GPU traffic
+
+  // Scale-out
+  int nics = 0;
+  LinkSpec nic;                ///< per NIC, per direction
+  std::vector<int> nic_of_gpu; ///< local NIC index serving each local GPU
+  std::string nic_transport;   ///< protocol-table key for network traffic, e.g. "ib-hdr"
+};
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::fat_tree;
+  int radix = 64;                ///< ports per switch
+  double oversubscription = 1.0; ///< leaf down-links : up-links
+  int levels = 0;                ///< 0 = the fewest that fit
+  LinkSpec link;                 ///< switch-to-switch cable (default: the NIC figure)
+  double switch_latency = 0;     ///< per switch traversal
+  int rail_group_nodes = 0;      ///< rail-optimized: nodes per scalable unit (0 = leaf down ports)
+};
+
+struct CostSpec {
+  double usd_per_gpu_hour = 0;    ///< rental / amortised price of one GPU-hour
+  double node_overhead_watts = 0; ///< CPUs, NICs, fans, PSU losses per node, on top of GPU board power
+  double pue = 1.0;               ///< data-centre power usage effectiveness
+};
+
+struct PlatformSpec {
+  std::string name;
+  std::string description;
+  std::string file; ///< where it was read from
+  NodeSpec node;
+  FabricSpec fabric;
+  CostSpec cost;
+
+  int gpus_per_domain() const { return node.gpus * node.domain_nodes; }
+};
+
+/// Reads a platform file; the GPU is looked up in `gpus`. Errors are ConfigErrors in the file.
+PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus);
+
+} // namespace clustersim

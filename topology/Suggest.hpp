@@ -1,0 +1,24 @@
+#pragma once
+/// "Did you mean ...?" for unknown names: nearest candidate by edit distance.
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+/// Levenshtein distance between two strings (case-sensitive).
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+/// The candidate nearest to `word`, or "" when none is close enough to be a plausible typo
+/// (distance above max(2, |word|/3)). Ties go to the first candidate in the list.
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+/// "a, b, c" — candidates joined for the `valid:` part of a message.
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+/// "unknown KIND 'word'; did you mean 'x'?" (the suggestion only when one is close).
+/// `context` (may be empty) is inserted after the name: "unknown key 'tpp' in training; ...".
+std::string unknown_name(const std::string& kind, const std::string& word, const std::vector<std::string>& candidates,
+                         const std::string& context = "");
+
+} // namespace clustersim

@@ -1,0 +1,178 @@
+#include "Units.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace clustersim {
+namespace {
+
+struct Suffix {
+  const char* text;
+  double factor;
+};
+
+const std::vector<Suffix>& suffixes(Quantity kind)
+{
+  static const std::vector<Suffix> bytes{
+      {"B", 1},     {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},
+      {"PB", 1e15}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const std::vector<Suffix> bandwidth{
+      {"Bps", 1},     {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},     {"TBps", 1e12},
+      {"B/s", 1},     {"KB/s", 1e3},     {"MB/s", 1e6},     {"GB/s", 1e9},     {"TB/s", 1e12},
+      {"bps", 0.125}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
+      {"b/s", 0.125}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}};
+  static const std::vector<Suffix> time{{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60}, {"h", 3600}};
+  static const std::vector<Suffix> flops{{"FLOPS", 1},      {"KFLOPS", 1e3},  {"MFLOPS", 1e6}, {"GFLOPS", 1e9},
+                                         {"TFLOPS", 1e12},  {"PFLOPS", 1e15}, {"FLOP/s", 1},   {"GFLOP/s", 1e9},
+                                         {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
+  static const std::vector<Suffix> power{{"W", 1}, {"kW", 1e3}, {"MW", 1e6}};
+  switch (kind) {
+  case Quantity::bytes:
+    return bytes;
+  case Quantity::bandwidth:
+    return bandwidth;
+  case Quantity::time:
+    return time;
+  case Quantity::flop_rate:
+    return flops;
+  case Quantity::power:
+    return power;
+  }
+  return bytes;
+}
+
+const char* kind_name(Quantity kind)
+{
+  switch (kind) {
+  case Quantity::bytes:
+    return "a size";
+  case Quantity::bandwidth:
+    return "a bandwidth";
+  case Quantity::time:
+    return "a time";
+  case Quantity::flop_rate:
+    return "a FLOP rate";
+  case Quantity::power:
+    return "a power";
+  }
+  return "a quantity";
+}
+
+const char* example(Quantity kind)
+{
+  switch (kind) {
+  case Quantity::bytes:
+    return "80GiB";
+  case Quantity::bandwidth:
+    return "450GBps";
+  case Quantity::time:
+    return "1.5us";
+  case Quantity::flop_rate:
+    return "989TFLOPS";
+  case Quantity::power:
+    return "700W";
+  }
+  return "";
+}
+
+std::string trim(const std::string& s)
+{
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+    --e;
+  return s.substr(b, e - b);
+}
+
+std::string with_digits(double v, int digits)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+} // namespace
+
+std::string valid_suffixes(Quantity kind)
+{
+  std::string out = std::string("a number with one of the suffixes ");
+  const auto& list = suffixes(kind);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += list[i].text;
+  }
+  out += std::string(" (e.g. ") + example(kind) + ")";
+  return out;
+}
+
+double parse_quantity(const std::string& raw, Quantity kind)
+{
+  const std::string text = trim(raw);
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double value = std::strtod(begin, &end);
+  if (end == begin || !std::isfinite(value))
+    throw UnitError("'" + raw + "' is not " + kind_name(kind), valid_suffixes(kind));
+  std::string suffix = trim(std::string(end));
+  if (suffix.empty())
+    throw UnitError("'" + raw + "' has no unit", valid_suffixes(kind));
+  for (const auto& s : suffixes(kind)) {
+    if (suffix == s.text) {
+      if (value < 0)
+        throw UnitError("'" + raw + "' is negative", valid_suffixes(kind));
+      return value * s.factor;
+    }
+  }
+  throw UnitError("'" + raw + "' has an unknown unit '" + suffix + "' for " + kind_name(kind), valid_suffixes(kind));
+}
+
+std::string format_bytes(double bytes)
+{
+  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int i = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 1024.0 && i < 5) {
+    v /= 1024.0;
+    ++i;
+  }
+  return with_digits(v, i == 0 ? 0 : 2) + " " + names[i];
+}
+
+std::string format_bandwidth(double bps)
+{
+  if (bps >= 1e12)
+    return with_digits(bps / 1e12, 2) + " TB/s";
+  if (bps >= 1e9)
+    return with_digits(bps / 1e9, 1) + " GB/s";
+  return with_digits(bps / 1e6, 1) + " MB/s";
+}
+
+std::string format_time(double s)
+{
+  double a = std::fabs(s);
+  if (a >= 86400 * 2)
+    return with_digits(s / 86400, 1) + " days";
+  if (a >= 3600 * 2)
+    return with_digits(s / 3600, 1) + " h";
+  if (a >= 1)
+    return with_digits(s, 3) + " s";
+  if (a >= 1e-3)
+    return with_digits(s * 1e3, 3) + " ms";
+  return with_digits(s * 1e6, 3) + " us";
+}
+
+std::string format_flop_rate(double f)
+{
+  if (f >= 1e15)
+    return with_digits(f / 1e15, 2) + " PFLOP/s";
+  return with_digits(f / 1e12, 1) + " TFLOP/s";
+}
+
+} // namespace clustersim

@@ -1,0 +1,41 @@
+#pragma once
+/// Quantities with units, parsed in one place.
+///
+/// YAML and the command line write quantities as strings with a suffix ("450GBps", "400Gbps",
+/// "1.5us", "989TFLOPS", "80GiB", "700W"); code works in SI doubles (bytes, bytes/s, seconds,
+/// FLOP/s, watts). A missing or unknown suffix is an error that lists the valid ones.
+
+#include <stdexcept>
+#include <string>
+
+namespace clustersim {
+
+enum class Quantity { bytes, bandwidth, time, flop_rate, power };
+
+/// Thrown by parse_quantity; the config layer turns it into a ConfigError with a position.
+class UnitError : public std::runtime_error {
+public:
+  UnitError(const std::string& what_wrong, std::string valid) : std::runtime_error(what_wrong), valid_(std::move(valid))
+  {
+  }
+  const std::string& valid() const { return valid_; }
+
+private:
+  std::string valid_;
+};
+
+/// Parses "NUMBER SUFFIX" into SI units. Bandwidth accepts bytes ("GBps", "GB/s") and bits
+/// ("Gbps", "Gb/s"; divided by 8). Decimal prefixes are powers of 1000, binary ones (KiB, MiB,
+/// GiB, TiB) powers of 1024. Negative values are rejected.
+double parse_quantity(const std::string& text, Quantity kind);
+
+/// The suffixes accepted for a kind, for error messages.
+std::string valid_suffixes(Quantity kind);
+
+/// Human-readable forms for tables: "1.00 GiB", "312.0 TFLOP/s", "1.234 ms", "450.0 GB/s".
+std::string format_bytes(double bytes);
+std::string format_bandwidth(double bytes_per_s);
+std::string format_time(double seconds);
+std::string format_flop_rate(double flops);
+
+} // namespace clustersim

@@ -1,0 +1,254 @@
+#include "Yaml.hpp"
+
+#include "Suggest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace clustersim {
+
+YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
+{
+  auto file = std::make_shared<const std::string>(name);
+  try {
+    return YamlNode(YAML::Load(text), file);
+  } catch (const YAML::ParserException& e) {
+    // yaml-cpp marks are 0-based
+    throw ConfigError(SourceLocation{name, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg,
+                      "a YAML mapping");
+  }
+}
+
+YamlNode YamlNode::load_file(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw ConfigError(SourceLocation{path, 0, 0}, "cannot open file", "a readable YAML file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_string(buffer.str(), path);
+}
+
+SourceLocation YamlNode::where() const
+{
+  YAML::Mark m = node_.Mark();
+  if (m.line < 0)
+    return SourceLocation{*file_, 1, 1};
+  return SourceLocation{*file_, m.line + 1, m.column + 1};
+}
+
+void YamlNode::fail(const std::string& what_wrong, const std::string& valid) const
+{
+  throw ConfigError(where(), what_wrong, valid);
+}
+
+std::string YamlNode::as_string() const
+{
+  if (!node_.IsScalar())
+    fail("expected a string", "a plain scalar");
+  return node_.Scalar();
+}
+
+long long YamlNode::as_int(long long min, long long max) const
+{
+  std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!node_.IsScalar())
+    fail("expected an integer", range);
+  const std::string& s = node_.Scalar();
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || s.empty()) {
+    // accept integral values written in scientific notation, e.g. 1e3
+    char* end = nullptr;
+    double d = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0' || std::floor(d) != d || std::fabs(d) > 9e18)
+      fail("'" + s + "' is not an integer", range);
+    v = static_cast<long long>(d);
+  }
+  if (v < min || v > max)
+    fail(std::to_string(v) + " is out of range", range);
+  return v;
+}
+
+double YamlNode::as_number(double min, double max) const
+{
+  std::ostringstream range;
+  range << "a number from " << min << " to " << max;
+  if (!node_.IsScalar())
+    fail("expected a number", range.str());
+  const std::string& s = node_.Scalar();
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end == s.c_str() || *end != '\0' || !std::isfinite(v))
+    fail("'" + s + "' is not a number", range.str());
+  if (v < min || v > max)
+    fail(s + " is out of range", range.str());
+  return v;
+}
+
+bool YamlNode::as_bool() const
+{
+  if (node_.IsScalar()) {
+    const std::string& s = node_.Scalar();
+    if (s == "true" || s == "yes" || s == "on")
+      return true;
+    if (s == "false" || s == "no" || s == "off")
+      return false;
+  }
+  fail("expected a boolean", "true, false");
+}
+
+double YamlNode::as_quantity(Quantity kind) const
+{
+  if (!node_.IsScalar())
+    fail("expected a quantity with a unit", valid_suffixes(kind));
+  try {
+    return parse_quantity(node_.Scalar(), kind);
+  } catch (const UnitError& e) {
+    fail(e.what(), e.valid());
+  }
+}
+
+std::string YamlNode::as_choice(const std::vector<std::string>& valid, const std::string& what) const
+{
+  std::string s = as_string();
+  if (std::find(valid.begin(), valid.end(), s) == valid.end())
+    fail(unknown_name(what, s, valid), join(valid));
+  return s;
+}
+
+std::vector<YamlNode> YamlNode::items() const
+{
+  if (!node_.IsSequence())
+    fail("expected a list", "a YAML sequence");
+  std::vector<YamlNode> out;
+  for (const auto& n : node_)
+    out.emplace_back(n, file_);
+  return out;
+}
+
+std::vector<std::pair<YamlNode, YamlNode>> YamlNode::entries() const
+{
+  if (!node_.IsMap())
+    fail("expected a mapping", "a YAML mapping of key: value");
+  std::vector<std::pair<YamlNode, YamlNode>> out;
+  for (const auto& kv : node_)
+    out.emplace_back(YamlNode(kv.first, file_), YamlNode(kv.second, file_));
+  return out;
+}
+
+YamlMap::YamlMap(const YamlNode& node, std::string context) : node_(node), context_(std::move(context))
+{
+  if (!node.is_map())
+    node.fail("'" + context_ + "' must be a mapping", "a YAML mapping of key: value");
+  for (auto& [k, v] : node.entries()) {
+    std::string key = k.as_string();
+    for (const auto& e : entries_)
+      if (e.first == key)
+        k.fail("duplicate key '" + key + "' in " + context_, "each key once");
+    entries_.emplace_back(key, v);
+  }
+}
+
+std::optional<YamlNode> YamlMap::find(const std::string& key)
+{
+  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end())
+    asked_.push_back(key);
+  for (const auto& e : entries_)
+    if (e.first == key)
+      return e.second;
+  return std::nullopt;
+}
+
+bool YamlMap::has(const std::string& key)
+{
+  return find(key).has_value();
+}
+
+YamlNode YamlMap::require(const std::string& key)
+{
+  auto n = find(key);
+  if (n)
+    return *n;
+  // A misspelling of the required key is the likelier mistake: point at it.
+  for (auto& [k, v] : node_.entries()) {
+    std::string name = k.as_string();
+    if (std::find(asked_.begin(), asked_.end(), name) == asked_.end() && nearest(name, {key}) == key)
+      k.fail(unknown_name("key", name, {key}, context_), "'" + key + "' (required)");
+  }
+  node_.fail("missing key '" + key + "' in " + context_, "a mapping with '" + key + "'");
+}
+
+long long YamlMap::get_int(const std::string& key, long long fallback, long long min, long long max)
+{
+  auto n = find(key);
+  return n ? n->as_int(min, max) : fallback;
+}
+
+double YamlMap::get_number(const std::string& key, double fallback, double min, double max)
+{
+  auto n = find(key);
+  return n ? n->as_number(min, max) : fallback;
+}
+
+bool YamlMap::get_bool(const std::string& key, bool fallback)
+{
+  auto n = find(key);
+  return n ? n->as_bool() : fallback;
+}
+
+std::string YamlMap::get_string(const std::string& key, const std::string& fallback)
+{
+  auto n = find(key);
+  return n ? n->as_string() : fallback;
+}
+
+std::string YamlMap::get_choice(const std::string& key, const std::string& fallback,
+                                const std::vector<std::string>& valid)
+{
+  auto n = find(key);
+  return n ? n->as_choice(valid, key) : fallback;
+}
+
+double YamlMap::get_quantity(const std::string& key, double fallback, Quantity kind)
+{
+  auto n = find(key);
+  return n ? n->as_quantity(kind) : fallback;
+}
+
+double YamlMap::require_quantity(const std::string& key, Quantity kind)
+{
+  return require(key).as_quantity(kind);
+}
+
+void YamlMap::allow(const std::vector<std::string>& keys)
+{
+  for (const auto& k : keys)
+    if (std::find(asked_.begin(), asked_.end(), k) == asked_.end())
+      asked_.push_back(k);
+}
+
+void YamlMap::finish() const
+{
+  for (const auto& [key, value] : entries_) {
+    if (std::find(asked_.begin(), asked_.end(), key) != asked_.end())
+      continue;
+    // point at the key itself, which is where the value's mapping entry starts
+    std::vector<std::string> valid = asked_;
+    std::sort(valid.begin(), valid.end());
+    YamlNode at = value;
+    for (auto& [k, v] : node_.entries())
+      if (k.as_string() == key)
+        at = k;
+    at.fail(unknown_name("key", key, valid, context_), join(valid));
+  }
+}
+
+} // namespace clustersim

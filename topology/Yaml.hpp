@@ -1,0 +1,90 @@
+#pragma once
+/// The config layer's view of YAML: nodes that know their file and position, strict maps that
+/// reject unknown keys with a suggestion, and typed getters whose errors point at the value.
+///
+/// Only parsing code uses these; what leaves the parser are typed structs.
+
+#include "ConfigError.hpp"
+#include "Units.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace clustersim {
+
+class YamlNode {
+public:
+  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file) : node_(std::move(node)), file_(std::move(file)) {}
+
+  /// Loads a file; a missing file or a syntax error is a ConfigError at the right position.
+  static YamlNode load_file(const std::string& path);
+  /// Parses text as if it came from a file called `name`.
+  static YamlNode load_string(const std::string& text, const std::string& name);
+
+  SourceLocation where() const;
+  const std::string& file() const { return *file_; }
+  [[noreturn]] void fail(const std::string& what_wrong, const std::string& valid = "") const;
+
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+  bool is_null() const { return node_.IsNull(); }
+
+  std::string as_string() const;
+  long long as_int(long long min, long long max) const;
+  double as_number(double min, double max) const;
+  bool as_bool() const;
+  double as_quantity(Quantity kind) const;
+  /// One of `valid`; otherwise "unknown WHAT 'x'; did you mean 'y'?; valid: ...".
+  std::string as_choice(const std::vector<std::string>& valid, const std::string& what) const;
+  /// The scalar as a quantity if it has a unit suffix, else as a plain number (for fields that
+  /// accept either, e.g. a count of bytes written as 1e9 or 1GB).
+  std::vector<YamlNode> items() const;
+  std::vector<std::pair<YamlNode, YamlNode>> entries() const;
+
+private:
+  YAML::Node node_;
+  std::shared_ptr<const std::string> file_;
+};
+
+/// A YAML mapping read strictly: every key the parser asks for becomes valid, and `finish()`
+/// rejects any other key (with the nearest valid one suggested), so a misspelled key is never
+/// silently ignored.
+class YamlMap {
+public:
+  /// @param context names the section in messages, e.g. "training"
+  YamlMap(const YamlNode& node, std::string context);
+
+  std::optional<YamlNode> find(const std::string& key);
+  YamlNode require(const std::string& key);
+  bool has(const std::string& key);
+
+  long long get_int(const std::string& key, long long fallback, long long min, long long max);
+  double get_number(const std::string& key, double fallback, double min, double max);
+  bool get_bool(const std::string& key, bool fallback);
+  std::string get_string(const std::string& key, const std::string& fallback);
+  std::string get_choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& valid);
+  double get_quantity(const std::string& key, double fallback, Quantity kind);
+  double require_quantity(const std::string& key, Quantity kind);
+
+  /// Marks keys as valid without reading them (keys handled elsewhere or documentation-only).
+  void allow(const std::vector<std::string>& keys);
+  /// Throws on the first key (in file order) that no getter asked for.
+  void finish() const;
+
+  const YamlNode& node() const { return node_; }
+  const std::string& context() const { return context_; }
+
+private:
+  YamlNode node_;
+  std::string context_;
+  std::vector<std::pair<std::string, YamlNode>> entries_;
+  std::vector<std::string> asked_;
+};
+
+} // namespace clustersim
