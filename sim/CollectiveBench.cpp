@@ -24,6 +24,17 @@ CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& 
   return out;
 }
 
+double run_transfers(const ClusterGraph& cluster, const ProtocolTable& protocols, const std::vector<TransferSpec>& t)
+{
+  Workload w(static_cast<std::uint32_t>(cluster.gpus()));
+  for (const auto& x : t)
+    w.add_p2p(x.from, x.to, x.bytes, Stream::pp_send_fwd, Stream::pp_recv_fwd, {Category::pp_comm, "transfer", -1, -1},
+              {}, {});
+  SimPlatform platform(cluster, 1e12);
+  CollectiveEngine engine(cluster, protocols);
+  return execute(w, platform, engine).makespan;
+}
+
 double bus_factor(CollOp op, int n)
 {
   double d = n;

@@ -30,6 +30,15 @@ struct CollectiveSpec {
 CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& protocols,
                               const std::vector<CollectiveSpec>& calls);
 
+/// Concurrent point-to-point transfers.
+struct TransferSpec {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  double bytes = 0;
+};
+/// Time until the last transfer arrived.
+double run_transfers(const ClusterGraph& cluster, const ProtocolTable& protocols, const std::vector<TransferSpec>& t);
+
 /// nccl-tests bus bandwidth factor: all_reduce 2(n-1)/n, all_gather / reduce_scatter /
 /// all_to_all (n-1)/n, broadcast / reduce 1.
 double bus_factor(CollOp op, int n);

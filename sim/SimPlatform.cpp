@@ -20,11 +20,12 @@ SimPlatform::SimPlatform(const ClusterGraph& cluster, double host_speed) : clust
   simgrid::s4u::Engine::set_config("network/model:CM02");
   simgrid::s4u::Engine::set_config("network/crosstraffic:0");
   simgrid::s4u::Engine::set_config("network/TCP-gamma:0");
-  // one actor per busy (rank, stream): small stacks, no guard pages (65k actors otherwise fail)
+  // One actor per busy (rank, stream): small stacks (SimGrid touches every page of a stack, so
+  // 32 KiB x 16k actors is ~0.5 GB), no guard pages (65k actors otherwise fail to protect them).
 #if defined(CLUSTERSIM_SANITIZE)
   simgrid::s4u::Engine::set_config("contexts/stack-size:1024");
 #else
-  simgrid::s4u::Engine::set_config("contexts/stack-size:128");
+  simgrid::s4u::Engine::set_config("contexts/stack-size:32");
 #endif
   simgrid::s4u::Engine::set_config("contexts/guard-size:0");
 

@@ -72,3 +72,46 @@ TEST_CASE("command-line usage errors exit 2, help and version exit 0")
   CHECK(missing.exit_code == 2);
   CHECK(missing.err == "/nonexistent.yaml: cannot open file; valid: a readable YAML file\n");
 }
+
+TEST_CASE("platform show: facts, exports, and bad arguments")
+{
+  auto r = run_cli("platform show dgx-h100 --gpus 1024 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["nodes"] == 128);
+  CHECK(j["gpus"] == 1024);
+  CHECK(j["bisection_bandwidth_Bps"].get<double>() == doctest::Approx(512 * 50e9));
+  CHECK(j["injection_scale_up_Bps"].get<double>() == doctest::Approx(450e9));
+  CHECK(j["injection_scale_out_Bps"].get<double>() == doctest::Approx(50e9));
+
+  auto bad_count = run_cli("platform show dgx-h100 --gpus 12");
+  CHECK(bad_count.exit_code == 2);
+  CHECK(bad_count.err == "command line: --gpus: 12 is not a multiple of the 8 GPUs per node of 'dgx-h100'; valid: a "
+                         "positive multiple of 8\n");
+  auto typo = run_cli("platform show dgx-h10");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("unknown platform 'dgx-h10'; did you mean 'dgx-h100'?; valid: ") != std::string::npos);
+  std::string dir = temp_dir();
+  auto too_big = run_cli("platform show dgx-h100 --gpus 1024 --xml " + dir + "/x.xml --dot " + dir + "/x.dot");
+  CHECK(too_big.exit_code == 2);
+  CHECK(entries_in(dir) == 0); // neither export written
+  auto ok = run_cli("platform show dgx1-v100 --gpus 16 --xml " + dir + "/y.xml --dot " + dir + "/y.dot");
+  CHECK(ok.exit_code == 0);
+  CHECK(entries_in(dir) == 2);
+}
+
+TEST_CASE("platform list names every platform file")
+{
+  auto r = run_cli("platform list");
+  REQUIRE(r.exit_code == 0);
+  for (const char* name : {"dgx1-v100", "dgx2-v100", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "hgx-h200",
+                           "dgx-b200", "gb200-nvl72", "pcie-4090", "dgx-h100-2to1", "dgx-h100-200g"})
+    CHECK_MESSAGE(r.out.find(name) != std::string::npos, name);
+}
+
+TEST_CASE("bench rejects an unknown scenario")
+{
+  auto r = run_cli("bench --scenario platform-16");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown scenario 'platform-16'; did you mean 'platform-16k'?") != std::string::npos);
+}

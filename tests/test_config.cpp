@@ -3,6 +3,7 @@
 #include "ClusterGraph.hpp"
 #include "ConfigError.hpp"
 #include "Experiment.hpp"
+#include "Protocols.hpp"
 #include "TestUtil.hpp"
 
 #include <doctest/doctest.h>
@@ -247,5 +248,47 @@ TEST_CASE("model files: presets and Hugging Face config.json")
   {
     std::string path = write_temp("config.json", "{\"model_type\": \"gpt2\",\n \"n_embd\": \"wide\"}");
     CHECK_THROWS_WITH_AS(import_hf_config(path), doctest::Contains(":2:12: 'wide' is not an integer"), ConfigError);
+  }
+}
+
+TEST_CASE("catalog files: GPU catalog and protocol constants")
+{
+  SUBCASE("GPU with a figure missing its unit")
+  {
+    std::string path = write_temp("gpus.yaml", R"(gpus:
+  x:
+    sms: 10
+    peak: {bf16: 100}
+    memory: {capacity: 10GiB, bandwidth: 1TBps}
+    tdp: 100W
+    efficiency: {gemm: 0.8, hbm: 0.8, attention: 0.5}
+)");
+    CHECK_THROWS_WITH_AS(GpuCatalog::load(path), doctest::Contains(":4:18: '100' has no unit; valid:"), ConfigError);
+  }
+  SUBCASE("GPU without SM count")
+  {
+    std::string path = write_temp("gpus.yaml", "gpus:\n  x:\n    peak: {bf16: 1TFLOPS}\n");
+    CHECK_THROWS_WITH_AS(GpuCatalog::load(path), doctest::Contains(":3:5: missing key 'sms' in gpu 'x'"), ConfigError);
+  }
+  SUBCASE("efficiency out of range")
+  {
+    std::string path = write_temp("gpus.yaml", R"(gpus:
+  x:
+    sms: 10
+    peak: {bf16: 100TFLOPS}
+    memory: {capacity: 10GiB, bandwidth: 1TBps}
+    tdp: 100W
+    efficiency: {gemm: 1.8, hbm: 0.8, attention: 0.5}
+)");
+    CHECK_THROWS_WITH_AS(GpuCatalog::load(path), doctest::Contains(":7:24: 1.8 is out of range"), ConfigError);
+  }
+  SUBCASE("protocol constants with a typo")
+  {
+    std::string path = write_temp("collectives.yaml",
+                                  "transports:\n  nvlink9: {step_latncy: 1us, efficiency: 0.8, base_latency: 1us}\n");
+    CHECK_THROWS_WITH_AS(
+        ProtocolTable::load(path),
+        doctest::Contains(":2:13: unknown key 'step_latncy' in transport 'nvlink9'; did you mean 'step_latency'?"),
+        ConfigError);
   }
 }

@@ -60,41 +60,42 @@ void write_dot(std::ostream& out, const ClusterGraph& cg)
 
 void write_simgrid_xml(std::ostream& out, const ClusterGraph& cg, Precision precision)
 {
-  const Graph& g = cg.graph();
+  if (cg.gpus() > kMaxXmlGpus)
+    throw ConfigError(command_line("--xml"),
+                      "a SimGrid XML export lists a route per GPU pair; " + std::to_string(cg.gpus()) +
+                          " GPUs is too many",
+                      "--gpus up to " + std::to_string(kMaxXmlGpus));
   const double speed = cg.platform().node.gpu.peak(precision);
   out << "<?xml version='1.0'?>\n"
          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<!-- clustersim: platform '"
       << cg.platform().name << "' with " << cg.gpus() << " GPUs; hosts are GPUs at the dense " << to_string(precision)
-      << " peak; link bandwidths are per direction. -->\n"
+      << " peak; link bandwidths are per direction; routes are clustersim's. -->\n"
          "<platform version=\"4.1\">\n"
          "  <config>\n"
          "    <prop id=\"network/model\" value=\"CM02\"/>\n"
          "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
          "    <prop id=\"network/TCP-gamma\" value=\"0\"/>\n"
          "  </config>\n"
-         "  <zone id=\"cluster\" routing=\"DijkstraCache\">\n";
-  for (auto [v, end] = boost::vertices(g); v != end; ++v) {
-    if (g[*v].kind == VertexKind::gpu)
-      out << "    <host id=\"" << vertex_name(g, *v) << "\" speed=\"" << num(speed) << "f\"/>\n";
-    else
-      out << "    <router id=\"" << vertex_name(g, *v) << "\"/>\n";
-  }
-  for (auto [e, end] = boost::edges(g); e != end; ++e) {
-    const ArcInfo& a = g[*e];
-    if (a.id > a.reverse)
-      continue;
-    out << "    <link id=\"l" << a.id << "\" bandwidth=\"" << num(a.bandwidth) << "Bps\" latency=\"" << num(a.latency)
-        << "s\" sharing_policy=\"SPLITDUPLEX\"/>\n";
-  }
-  for (auto [e, end] = boost::edges(g); e != end; ++e) {
-    const ArcInfo& a = g[*e];
-    if (a.id > a.reverse)
-      continue;
-    out << "    <route src=\"" << vertex_name(g, boost::source(*e, g)) << "\" dst=\""
-        << vertex_name(g, boost::target(*e, g)) << "\" symmetrical=\"YES\"><link_ctn id=\"l" << a.id
-        << "\" direction=\"UP\"/></route>\n";
-  }
+         "  <zone id=\"cluster\" routing=\"Full\">\n";
+  for (int g = 0; g < cg.gpus(); ++g)
+    out << "    <host id=\"gpu" << g << "\" speed=\"" << num(speed) << "f\"/>\n";
+  const auto& res = cg.resources();
+  for (std::size_t i = 0; i < res.size(); ++i)
+    out << "    <link id=\"" << res[i].name << "\" bandwidth=\"" << num(res[i].bandwidth) << "Bps\" latency=\""
+        << num(res[i].latency) << "s\"/>\n";
+  std::vector<int> route;
+  for (int a = 0; a < cg.gpus(); ++a)
+    for (int b = 0; b < cg.gpus(); ++b) {
+      if (a == b)
+        continue;
+      route.clear();
+      cg.route(a, b, route);
+      out << "    <route src=\"gpu" << a << "\" dst=\"gpu" << b << "\" symmetrical=\"NO\">";
+      for (int r : route)
+        out << "<link_ctn id=\"" << res[static_cast<std::size_t>(r)].name << "\"/>";
+      out << "</route>\n";
+    }
   out << "  </zone>\n</platform>\n";
 }
 

@@ -14,9 +14,13 @@ std::string vertex_name(const Graph& g, VertexId v);
 
 void write_dot(std::ostream& out, const ClusterGraph& cg);
 
-/// GPUs become hosts (speed = dense peak of `precision`), every other vertex a router, every
-/// physical link a SPLITDUPLEX link with the per-direction bandwidth, and every link a
-/// symmetrical route, so SimGrid's shortest-path routing follows the graph.
+/// GPUs become hosts (speed = dense peak of `precision`), every graph resource a link with its
+/// per-direction bandwidth and latency, and every ordered GPU pair a route listing exactly the
+/// resources clustersim's own router uses (one "Full" zone), so a SimGrid run on the file sees
+/// the same paths and sharing. (SimGrid 3.32's XML Floyd/Dijkstra zones do not route through
+/// routers, which rules out a vertex-and-edge export.) The file grows as GPUs squared; it is
+/// refused above `kMaxXmlGpus`.
+constexpr int kMaxXmlGpus = 512;
 void write_simgrid_xml(std::ostream& out, const ClusterGraph& cg, Precision precision);
 
 } // namespace clustersim

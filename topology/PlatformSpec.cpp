@@ -171,7 +171,7 @@ PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus)
   if (auto f = top.find("fabric")) {
     YamlMap m(*f, "fabric");
     p.fabric.kind = choice_index<FabricKind>(m.require("kind"), fabric_kind_names(), "fabric kind");
-    p.fabric.radix = static_cast<int>(m.get_int("radix", 64, 4, 4096));
+    p.fabric.radix = static_cast<int>(m.get_int("radix", 64, 2, 4096));
     p.fabric.oversubscription = m.get_number("oversubscription", 1.0, 1.0, 64.0);
     p.fabric.levels = static_cast<int>(m.get_int("levels", 0, 0, 3));
     p.fabric.switch_latency = m.require_quantity("switch_latency", Quantity::time);

@@ -14,5 +14,6 @@ using Action = std::function<int()>;
 /// Adds a subcommand; sets `action` to run it when selected.
 void add_run_command(CLI::App& app, Action& action);
 void add_platform_command(CLI::App& app, Action& action);
+void add_bench_command(CLI::App& app, Action& action);
 
 } // namespace clustersim

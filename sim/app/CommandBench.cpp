@@ -1,0 +1,161 @@
+#include "Catalog.hpp"
+#include "ClusterGraph.hpp"
+#include "CollectiveBench.hpp"
+#include "Commands.hpp"
+#include "Isolated.hpp"
+#include "SimPlatform.hpp"
+#include "Simulation.hpp"
+#include "Suggest.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+namespace clustersim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchRow {
+  std::string scenario;
+  std::string what;
+  double wall_s = 0;
+  double peak_rss_mb = 0;
+  double simulated_s = 0;
+  std::size_t events = 0; ///< SimGrid activities (executions + flows + sleeps)
+  std::size_t flows = 0;
+  std::string mode = "full";
+};
+
+/// Runs `fn` in a child so that its wall time and peak RSS are its own.
+BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
+{
+  std::string out = run_isolated([&] {
+    auto t0 = Clock::now();
+    BenchRow r = fn();
+    r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    nlohmann::ordered_json j{{"scenario", name},          {"what", r.what},   {"wall_s", r.wall_s},
+                             {"peak_rss_mb", r.peak_rss_mb}, {"simulated_s", r.simulated_s},
+                             {"events", r.events},        {"flows", r.flows}, {"mode", r.mode}};
+    return j.dump();
+  });
+  auto j = nlohmann::json::parse(out);
+  BenchRow r;
+  r.scenario = j["scenario"];
+  r.what = j["what"];
+  r.wall_s = j["wall_s"];
+  r.peak_rss_mb = j["peak_rss_mb"];
+  r.simulated_s = j["simulated_s"];
+  r.events = j["events"];
+  r.flows = j["flows"];
+  r.mode = j["mode"];
+  return r;
+}
+
+BenchRow platform_build(const std::string& platform, int gpus)
+{
+  Catalog c = Catalog::open();
+  PlatformSpec p = c.platform(platform, command_line("bench"));
+  ClusterGraph cg = ClusterGraph::build(p, gpus);
+  SimPlatform sp(cg, p.node.gpu.peak(Precision::bf16));
+  BenchRow r;
+  r.what = "build " + platform + " for " + std::to_string(gpus) + " GPUs (graph + SimGrid platform, " +
+           std::to_string(sp.links()) + " links)";
+  return r;
+}
+
+BenchRow allreduce(const std::string& platform, int gpus, double bytes)
+{
+  Catalog c = Catalog::open();
+  PlatformSpec p = c.platform(platform, command_line("bench"));
+  ClusterGraph cg = ClusterGraph::build(p, gpus);
+  std::vector<std::uint32_t> ranks;
+  for (int i = 0; i < gpus; ++i)
+    ranks.push_back(static_cast<std::uint32_t>(i));
+  CollectiveRun run = run_collectives(cg, c.protocols(), {{CollOp::all_reduce, ranks, bytes, "auto"}});
+  BenchRow r;
+  r.what = "1 GiB all-reduce on " + std::to_string(gpus) + " GPUs of " + platform + " (" + run.algorithm + ")";
+  r.simulated_s = run.seconds;
+  r.flows = run.stats.flows;
+  r.events = run.stats.flows + run.stats.executions + run.stats.sleeps;
+  return r;
+}
+
+struct Scenario {
+  std::string name;
+  std::function<BenchRow()> run;
+};
+
+std::vector<Scenario> scenarios()
+{
+  std::vector<Scenario> s;
+  s.push_back({"platform-16k", [] { return platform_build("dgx-h100", 16384); }});
+  s.push_back({"allreduce-1k", [] { return allreduce("dgx-a100-80gb", 1024, 1073741824.0); }});
+  s.push_back({"allreduce-16k", [] { return allreduce("dgx-h100", 16384, 1073741824.0); }});
+  for (int g : {1024, 2048, 4096, 8192, 16384}) {
+    std::string n = "platform-" + std::to_string(g / 1024) + "k-curve";
+    s.push_back({n, [g] { return platform_build("dgx-h100", g); }});
+  }
+  return s;
+}
+
+} // namespace
+
+void add_bench_command(CLI::App& app, Action& action)
+{
+  struct Options {
+    std::vector<std::string> only;
+    bool json = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("bench", "Run the benchmark scenarios and print wall time, peak RSS and simulated "
+                                              "events per scenario (each in its own process)");
+  cmd->add_option("--scenario", opt->only, "run only these scenarios (repeatable)");
+  cmd->add_flag("--json", opt->json, "print the table as JSON");
+  cmd->callback([opt, &action] {
+    action = [opt] {
+      auto all = scenarios();
+      std::vector<std::string> names;
+      for (const auto& s : all)
+        names.push_back(s.name);
+      for (const auto& o : opt->only)
+        if (std::find(names.begin(), names.end(), o) == names.end())
+          throw ConfigError(command_line("--scenario"), unknown_name("scenario", o, names), join(names));
+      std::vector<BenchRow> rows;
+      for (const auto& s : all) {
+        if (!opt->only.empty() && std::find(opt->only.begin(), opt->only.end(), s.name) == opt->only.end())
+          continue;
+        rows.push_back(measure(s.name, s.run));
+        if (!opt->json) {
+          const BenchRow& r = rows.back();
+          std::printf("%-20s %9.3f s %9.1f MB %10zu events %9zu flows  %-6s %s\n", r.scenario.c_str(), r.wall_s,
+                      r.peak_rss_mb, r.events, r.flows, r.mode.c_str(), r.what.c_str());
+          std::fflush(stdout);
+        }
+      }
+      if (opt->json) {
+        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        for (const auto& r : rows)
+          j.push_back({{"scenario", r.scenario},
+                       {"what", r.what},
+                       {"wall_s", r.wall_s},
+                       {"peak_rss_mb", r.peak_rss_mb},
+                       {"simulated_s", r.simulated_s},
+                       {"events", r.events},
+                       {"flows", r.flows},
+                       {"mode", r.mode}});
+        std::cout << j.dump(2) << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
+} // namespace clustersim
