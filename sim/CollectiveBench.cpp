@@ -19,8 +19,12 @@ CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& 
   CollectiveRun out;
   out.seconds = r.makespan;
   out.stats = r.stats;
-  if (!calls.empty())
-    out.algorithm = engine.plan(w, 0).algorithm;
+  if (!calls.empty()) {
+    const ExecPlan& p = engine.plan(w, 0);
+    out.algorithm = p.algorithm;
+    out.protocol = p.protocol;
+    out.predicted_s = p.predicted_s;
+  }
   return out;
 }
 

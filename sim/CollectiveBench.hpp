@@ -14,7 +14,9 @@ namespace clustersim {
 
 struct CollectiveRun {
   double seconds = 0;
+  double predicted_s = 0; ///< the engine's analytic estimate of the first call
   std::string algorithm;
+  std::string protocol;
   ExecutionStats stats;
 };
 

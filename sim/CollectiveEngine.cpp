@@ -3,62 +3,47 @@
 #include "Suggest.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace clustersim {
 
-CollectiveEngine::CollectiveEngine(const ClusterGraph& cluster, const ProtocolTable& protocols) : cluster_(cluster)
+CollectiveEngine::CollectiveEngine(const ClusterGraph& cluster, const ProtocolTable& protocols)
+    : cluster_(cluster), protocols_(protocols)
 {
   const PlatformSpec& p = cluster.platform();
-  auto get = [&](const std::string& name) {
-    const TransportConstants* t = protocols.find(name);
-    if (!t)
+  auto check = [&](const std::string& name) {
+    if (!protocols.has_transport(name))
       throw ConfigError(SourceLocation{p.file, 1, 1},
-                        "platform '" + p.name + "' names " + unknown_name("transport", name, protocols.names()) +
+                        "platform '" + p.name + "' names " + unknown_name("transport", name, protocols.transports()) +
                             " (not in platforms/collectives.yaml)",
-                        join(protocols.names()));
-    return *t;
+                        join(protocols.transports()));
+    return name;
   };
-  scale_up_ = get(p.node.scale_up == ScaleUpKind::pcie ? p.node.pcie_transport : p.node.nvlink_transport);
-  if (p.node.nics > 0)
-    scale_out_ = get(p.node.nic_transport);
-  else
-    scale_out_ = scale_up_;
+  scale_up_ = check(p.node.scale_up == ScaleUpKind::pcie ? p.node.pcie_transport : p.node.nvlink_transport);
+  scale_out_ = p.node.nics > 0 ? check(p.node.nic_transport) : scale_up_;
 }
 
-const TransportConstants& CollectiveEngine::transport(int a, int b) const
+const std::string& CollectiveEngine::transport(int a, int b) const
 {
   return cluster_.path_class(a, b) == PathClass::scale_out ? scale_out_ : scale_up_;
 }
 
-double CollectiveEngine::p2p_extra_latency(int from, int to) const
-{
-  const TransportConstants& t = transport(from, to);
-  return t.step_latency + t.base_latency;
-}
-
-double CollectiveEngine::p2p_wire_bytes(int from, int to, double bytes) const
-{
-  return bytes / transport(from, to).efficiency;
-}
-
-std::string CollectiveEngine::choose(CollOp op, const std::vector<std::uint32_t>&, double) const
-{
-  return op == CollOp::all_to_all ? "direct" : "ring";
-}
-
 ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes,
-                                     const std::string& algo) const
+                                     const std::string& algo, const std::string& protocol) const
 {
-  std::string name = algo == "auto" ? choose(op, ranks, bytes) : algo;
-  auto alg = AlgorithmRegistry::instance().make(name, "collective algorithm");
-  if (!alg->supports(op))
-    throw std::invalid_argument("collective algorithm '" + name + "' does not implement " + to_string(op));
-  GroupView view{cluster_, ranks};
-  FlowPlan fp = alg->plan(op, view, bytes);
   ExecPlan out;
-  out.algorithm = name;
-  std::vector<int> route_scratch;
+  out.algorithm = algo;
+  out.protocol = protocol;
+  auto alg = AlgorithmRegistry::instance().make(algo, "collective algorithm");
+  GroupView view{cluster_, ranks};
+  const auto protos = alg->protocols();
+  if (std::find(protos.begin(), protos.end(), protocol) == protos.end() || !alg->applicable(op, view))
+    return out;
+  FlowPlan fp = alg->plan(op, view, bytes);
+  const double factor = protocols_.bandwidth_factor(algo);
+  std::vector<int> scratch;
   for (auto& ph : fp.phases) {
     ExecPhase e;
     e.sends.resize(ranks.size());
@@ -68,19 +53,79 @@ ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>
     for (const auto& f : ph.flows) {
       int a = static_cast<int>(ranks[f.src]);
       int b = static_cast<int>(ranks[f.dst]);
-      const TransportConstants& t = transport(a, b);
-      step = std::max(step, t.step_latency);
-      out.base_latency = std::max(out.base_latency, t.base_latency);
-      route_scratch.clear();
-      route_latency = std::max(route_latency, cluster_.route(a, b, route_scratch));
+      const ProtocolConstants* c = protocols_.find(transport(a, b), protocol);
+      if (!c)
+        return out; // this protocol cannot cross this transport
+      step = std::max(step, c->step_latency);
+      out.base_latency = std::max(out.base_latency, c->base_latency);
+      scratch.clear();
+      route_latency = std::max(route_latency, cluster_.route(a, b, scratch));
       e.sends[f.src].push_back(static_cast<std::uint32_t>(e.flows.size()));
       ++e.receives[f.dst];
-      e.flows.push_back({f.src, f.dst, f.bytes / t.efficiency});
+      e.flows.push_back({f.src, f.dst, f.bytes / (c->efficiency * factor)});
     }
-    e.extra_latency = ph.steps * step + std::max(0, ph.steps - 1) * route_latency;
+    e.extra_latency = ph.steps * (step + route_latency);
     out.phases.push_back(std::move(e));
   }
+  out.valid = true;
+  out.predicted_s = predict(out, ranks);
   return out;
+}
+
+double CollectiveEngine::predict(ExecPlan& plan, const std::vector<std::uint32_t>& ranks) const
+{
+  const auto& res = cluster_.resources();
+  double total = plan.base_latency;
+  std::unordered_map<int, double> load;
+  std::vector<int> route;
+  for (auto& ph : plan.phases) {
+    load.clear();
+    for (const auto& f : ph.flows) {
+      route.clear();
+      cluster_.route(static_cast<int>(ranks[f.src]), static_cast<int>(ranks[f.dst]), route);
+      for (int r : route)
+        load[r] += f.bytes;
+    }
+    double wire = 0;
+    for (const auto& [r, bytes] : load)
+      wire = std::max(wire, bytes / res[static_cast<std::size_t>(r)].bandwidth);
+    ph.wire_time = wire;
+    total += wire + ph.extra_latency;
+  }
+  return total;
+}
+
+ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes,
+                                     const std::string& algo) const
+{
+  // "ring" tries every protocol of the ring; "ring/simple" pins the protocol too
+  std::string name = algo;
+  std::string pinned;
+  if (auto slash = algo.find('/'); slash != std::string::npos) {
+    name = algo.substr(0, slash);
+    pinned = algo.substr(slash + 1);
+  }
+  std::vector<std::string> algos;
+  if (name == "auto")
+    algos = AlgorithmRegistry::instance().names();
+  else
+    algos.push_back(name);
+  ExecPlan best;
+  best.predicted_s = std::numeric_limits<double>::infinity();
+  for (const auto& a : algos) {
+    auto alg = AlgorithmRegistry::instance().make(a, "collective algorithm");
+    for (const auto& proto : alg->protocols()) {
+      if (!pinned.empty() && proto != pinned)
+        continue;
+      ExecPlan p = make_plan(op, ranks, bytes, a, proto);
+      if (p.valid && p.predicted_s < best.predicted_s)
+        best = std::move(p);
+    }
+  }
+  if (!best.valid)
+    throw std::invalid_argument("collective algorithm '" + algo + "' cannot run " + to_string(op) + " on a group of " +
+                                std::to_string(ranks.size()) + " ranks");
+  return best;
 }
 
 const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
@@ -90,8 +135,44 @@ const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
   auto it = cache_.find(key);
   if (it != cache_.end())
     return it->second;
-  ExecPlan p = make_plan(c.op, w.groups()[c.group].ranks, c.bytes, w.algo_names()[c.algo]);
+  ExecPlan p = best_plan(c.op, w.groups()[c.group].ranks, c.bytes, w.algo_names()[c.algo]);
   return cache_.emplace(key, std::move(p)).first->second;
+}
+
+const ProtocolConstants* CollectiveEngine::p2p_protocol(int from, int to, double bytes) const
+{
+  std::vector<int> route;
+  cluster_.route(from, to, route);
+  double bw = std::numeric_limits<double>::infinity();
+  for (int r : route)
+    bw = std::min(bw, cluster_.resources()[static_cast<std::size_t>(r)].bandwidth);
+  const ProtocolConstants* best = nullptr;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (const char* name : {"ll", "ll128", "simple"}) {
+    const ProtocolConstants* c = protocols_.find(transport(from, to), name);
+    if (!c)
+      continue;
+    double t = c->step_latency + c->base_latency + bytes / (c->efficiency * bw);
+    if (t < best_t) {
+      best_t = t;
+      best = c;
+    }
+  }
+  if (!best)
+    throw std::invalid_argument("no point-to-point protocol for transport '" + transport(from, to) + "'");
+  return best;
+}
+
+double CollectiveEngine::p2p_extra_latency(int from, int to, double bytes) const
+{
+  const ProtocolConstants* c = p2p_protocol(from, to, bytes);
+  std::vector<int> route;
+  return c->step_latency + c->base_latency + cluster_.route(from, to, route);
+}
+
+double CollectiveEngine::p2p_wire_bytes(int from, int to, double bytes) const
+{
+  return bytes / p2p_protocol(from, to, bytes)->efficiency;
 }
 
 } // namespace clustersim

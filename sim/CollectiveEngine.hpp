@@ -1,10 +1,18 @@
 #pragma once
-/// Turns collective calls into what the executor runs: the algorithm's flows with their
-/// on-wire size (payload / protocol efficiency of the transport each flow crosses), who sends
-/// and who receives what in each phase, and the latency added analytically after each phase:
-///   steps × (step latency of the slowest transport) + (steps − 1) × (largest route latency)
-/// (SimGrid already charges each flow its route latency once), plus a base latency per call.
-/// Plans are cached per (operation, group, bytes, algorithm).
+/// Turns collective calls into what the executor runs: the chosen algorithm's flows with
+/// their on-wire size (payload / the protocol's efficiency on the transport each flow
+/// crosses), who sends and receives what in each phase, and the latency added analytically
+/// after each phase, steps × (step latency of the slowest transport + largest route latency),
+/// plus a base latency per call. (SimGrid links carry no latency: see SimPlatform.)
+///
+/// Every flow of a phase is paced at bytes / wire_time (see ExecPhase), so on idle links a
+/// collective takes exactly its predicted time and the closed forms hold; under contention
+/// SimGrid's max-min sharing slows the flows on shared links and the phase waits for them.
+///
+/// "auto" picks, like NCCL's tuner, the (algorithm, protocol) pair with the lowest predicted
+/// time; the prediction sums over phases the busiest resource's load / capacity plus the
+/// latencies (exact on uncontended links, which is what a tuner assumes). Plans are cached per
+/// (operation, group, bytes, algorithm).
 
 #include "ClusterGraph.hpp"
 #include "Protocols.hpp"
@@ -12,7 +20,6 @@
 #include "collectives/CollectiveAlgorithm.hpp"
 
 #include <map>
-#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,7 +27,11 @@
 namespace clustersim {
 
 struct ExecPhase {
-  std::vector<PlannedFlow> flows;                ///< bytes are on-wire bytes
+  std::vector<PlannedFlow> flows; ///< bytes are on-wire bytes
+  /// Time the busiest resource needs for this phase's bytes on idle links. Flows are paced
+  /// to finish together at that time (NCCL's pipelined chunks move in lock-step with the
+  /// slowest hop); contention from other traffic still slows the flows it touches.
+  double wire_time = 0;
   std::vector<std::vector<std::uint32_t>> sends; ///< per member: indices of flows it sends
   std::vector<std::uint32_t> receives;           ///< per member: number of flows it receives
   double extra_latency = 0;
@@ -28,8 +39,11 @@ struct ExecPhase {
 
 struct ExecPlan {
   std::string algorithm;
+  std::string protocol;
   std::vector<ExecPhase> phases;
   double base_latency = 0;
+  double predicted_s = 0; ///< analytic time on idle links
+  bool valid = false;
 };
 
 class CollectiveEngine {
@@ -38,21 +52,29 @@ public:
   CollectiveEngine(const ClusterGraph& cluster, const ProtocolTable& protocols);
 
   const ExecPlan& plan(const Workload& w, std::uint32_t call);
-  ExecPlan make_plan(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes, const std::string& algo) const;
-  /// The algorithm "auto" resolves to for this call.
-  std::string choose(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes) const;
+  /// One algorithm with one protocol; `valid` is false when they cannot run this call.
+  ExecPlan make_plan(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes, const std::string& algo,
+                     const std::string& protocol) const;
+  /// The fastest predicted plan among `algo`'s protocols ("auto": among every applicable
+  /// algorithm too). Throws std::invalid_argument for an unknown or inapplicable algorithm.
+  ExecPlan best_plan(CollOp op, const std::vector<std::uint32_t>& ranks, double bytes, const std::string& algo) const;
 
-  /// Protocol constants of the transport a flow between two GPUs crosses.
-  const TransportConstants& transport(int gpu_a, int gpu_b) const;
-  /// Latency of a point-to-point transfer beyond SimGrid's route latency.
-  double p2p_extra_latency(int from, int to) const;
-  /// On-wire bytes of a point-to-point payload.
+  /// Point-to-point: the protocol with the lowest predicted time on the path.
+  double p2p_extra_latency(int from, int to, double bytes) const;
   double p2p_wire_bytes(int from, int to, double bytes) const;
 
+  /// Transport name of the path between two GPUs.
+  const std::string& transport(int gpu_a, int gpu_b) const;
+
 private:
+  const ProtocolConstants* p2p_protocol(int from, int to, double bytes) const;
+  /// Fills each phase's wire_time and returns the plan's time on idle links.
+  double predict(ExecPlan& plan, const std::vector<std::uint32_t>& ranks) const;
+
   const ClusterGraph& cluster_;
-  TransportConstants scale_up_{};
-  TransportConstants scale_out_{};
+  const ProtocolTable& protocols_;
+  std::string scale_up_;
+  std::string scale_out_;
   std::map<std::tuple<int, std::uint32_t, std::uint16_t, double>, ExecPlan> cache_;
 };
 

@@ -67,6 +67,10 @@ public:
 
   ExecutionResult go()
   {
+    // Plan every collective before the simulation starts: errors surface here rather than
+    // inside an actor, and planning stays out of the simulated time loop.
+    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
+      c_.plan(w_, call);
     workers_.resize(static_cast<std::size_t>(w_.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w_.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {
@@ -188,7 +192,7 @@ public:
       comm->wait();
       rendezvous_.erase(key); // both sides are past the rendezvous once the data arrived
     }
-    pause(c_.p2p_extra_latency(from, to));
+    pause(c_.p2p_extra_latency(from, to, send.amount));
   }
 
   void run_collective(Worker& me, TaskId id, const Task& t)
@@ -210,7 +214,11 @@ public:
       for (std::uint32_t f : ph.sends[self]) {
         const PlannedFlow& flow = ph.flows[f];
         Worker& dst = worker(group[flow.dst], t.stream);
-        comms.push_back(dst.mailbox->put_async(&payload, wire(flow.bytes)));
+        sg4::CommPtr c = dst.mailbox->put_init(&payload, wire(flow.bytes));
+        if (ph.wire_time > 0)
+          c->set_rate(flow.bytes / ph.wire_time);
+        c->start();
+        comms.push_back(c);
         ++res_.stats.flows;
       }
       if (me.slots.size() < ph.receives[self])

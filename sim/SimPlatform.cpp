@@ -35,8 +35,10 @@ SimPlatform::SimPlatform(const ClusterGraph& cluster, double host_speed) : clust
   std::vector<simgrid::s4u::Link*> links;
   links.reserve(res.size());
   for (std::size_t i = 0; i < res.size(); ++i) {
+    // Zero latency on purpose: CM02 weights a flow's share by its route latency (TCP's RTT
+    // unfairness), which RDMA fabrics do not have; with no latency every flow weighs the same
+    // and sharing is plain max-min. Latencies are added analytically (CollectiveEngine).
     auto* l = z->create_link("r" + std::to_string(i), res[i].bandwidth);
-    l->set_latency(res[i].latency);
     l->seal();
     links.push_back(l);
   }

@@ -1,9 +1,12 @@
 // Collectives on the simulated network against closed forms.
 #include "CollectiveBench.hpp"
+#include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
 #include "TestUtil.hpp"
 
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 using namespace clustersim;
 using clustersim::test::catalog;
@@ -20,7 +23,7 @@ double simulate_isolated(const ClusterGraph& cg, const std::vector<CollectiveSpe
 /// 2(N-1)/N·S/B + 2(N-1)·(α + λ) + base, with α the protocol step latency, λ the largest
 /// route latency of a ring hop and B the achievable link bandwidth.
 double ring_allreduce_closed_form(const ClusterGraph& cg, const std::vector<std::uint32_t>& ranks, double bytes,
-                                  double bandwidth, const TransportConstants& t)
+                                  double bandwidth, const ProtocolConstants& t)
 {
   const double n = static_cast<double>(ranks.size());
   double lambda = 0;
@@ -38,13 +41,13 @@ TEST_CASE("ring all-reduce inside an NVSwitch node matches 2(N-1)/N*S/B + 2(N-1)
 {
   PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
   ClusterGraph cg = ClusterGraph::build(p, 8);
-  const TransportConstants& nv = *catalog().protocols().find("nvlink3");
+  const ProtocolConstants& nv = *catalog().protocols().find("nvlink3", "simple");
   for (int n : {2, 3, 4, 8})
     for (double bytes : {1048576.0, 1073741824.0}) {
       std::vector<std::uint32_t> ranks;
       for (int i = 0; i < n; ++i)
         ranks.push_back(static_cast<std::uint32_t>(i));
-      double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, bytes, "ring"}});
+      double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, bytes, "ring/simple"}});
       double expected = ring_allreduce_closed_form(cg, ranks, bytes, p.node.nvlink.bandwidth, nv);
       CHECK_MESSAGE(sim == doctest::Approx(expected).epsilon(0.001), "N=" << n << " bytes=" << bytes);
     }
@@ -53,14 +56,14 @@ TEST_CASE("ring all-reduce inside an NVSwitch node matches 2(N-1)/N*S/B + 2(N-1)
 TEST_CASE("ring all-reduce across nodes (one GPU per node) matches the closed form up to 1024 ranks")
 {
   PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
-  const TransportConstants& ib = *catalog().protocols().find("ib-hdr");
+  const ProtocolConstants& ib = *catalog().protocols().find("ib-hdr", "simple");
   for (int n : {2, 3, 16, 64, 256, 1024}) {
     ClusterGraph cg = ClusterGraph::build(p, 8 * n);
     std::vector<std::uint32_t> ranks;
     for (int i = 0; i < n; ++i)
       ranks.push_back(static_cast<std::uint32_t>(8 * i));
     double bytes = 1073741824.0;
-    double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, bytes, "ring"}});
+    double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, bytes, "ring/simple"}});
     double expected = ring_allreduce_closed_form(cg, ranks, bytes, p.node.nic.bandwidth, ib);
     CHECK_MESSAGE(sim == doctest::Approx(expected).epsilon(0.001), "N=" << n);
   }
@@ -70,12 +73,118 @@ TEST_CASE("all-gather and reduce-scatter move (N-1)/N of the data")
 {
   PlatformSpec p = catalog().platform("dgx-h100", {});
   ClusterGraph cg = ClusterGraph::build(p, 8);
-  const TransportConstants& nv = *catalog().protocols().find("nvlink4");
+  const ProtocolConstants& nv = *catalog().protocols().find("nvlink4", "simple");
   std::vector<std::uint32_t> ranks{0, 1, 2, 3, 4, 5, 6, 7};
   double bytes = 4.0 * 1073741824.0;
   double lambda = 2 * p.node.nvlink.latency;
   double expected =
       7.0 / 8 * bytes / (p.node.nvlink.bandwidth * nv.efficiency) + 7 * (nv.step_latency + lambda) + nv.base_latency;
   for (CollOp op : {CollOp::all_gather, CollOp::reduce_scatter})
-    CHECK(simulate_isolated(cg, {{op, ranks, bytes, "ring"}}) == doctest::Approx(expected).epsilon(0.001));
+    CHECK(simulate_isolated(cg, {{op, ranks, bytes, "ring/simple"}}) == doctest::Approx(expected).epsilon(0.001));
+}
+
+TEST_CASE("double binary tree across nodes matches 2S/B + 2*depth*(alpha + lambda)")
+{
+  PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
+  const ProtocolConstants& ib = *catalog().protocols().find("ib-hdr", "simple");
+  for (int n : {2, 5, 16, 64}) {
+    ClusterGraph cg = ClusterGraph::build(p, 8 * n);
+    std::vector<std::uint32_t> ranks;
+    for (int i = 0; i < n; ++i)
+      ranks.push_back(static_cast<std::uint32_t>(8 * i));
+    const double bytes = 1073741824.0;
+    double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, bytes, "tree/simple"}});
+    // a node is interior in one tree (two children and a parent) and a leaf in the other: its NIC
+    // sends 3 x S/2 + S/2 = 2S per direction (fewer near the roots; 2 nodes: S)
+    int depth = static_cast<int>(std::ceil(std::log2(n)));
+    double lambda = 0;
+    std::vector<int> scratch;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j)
+          lambda = std::max(lambda, cg.route(8 * i, 8 * j, scratch));
+    double busiest = n == 2 ? bytes : 2 * bytes;
+    double factor = catalog().protocols().bandwidth_factor("tree"); // NCCL's Tree derating
+    double expected = busiest / (p.node.nic.bandwidth * ib.efficiency * factor) +
+                      2 * depth * (ib.step_latency + lambda) + ib.base_latency;
+    CHECK_MESSAGE(sim == doctest::Approx(expected).epsilon(0.005), "nodes=" << n);
+  }
+}
+
+TEST_CASE("hierarchical all-reduce is the sum of its three phases")
+{
+  PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
+  const ProtocolConstants& nv = *catalog().protocols().find("nvlink3", "simple");
+  const ProtocolConstants& ib = *catalog().protocols().find("ib-hdr", "simple");
+  for (int n : {2, 4, 32}) {
+    ClusterGraph cg = ClusterGraph::build(p, 8 * n);
+    std::vector<std::uint32_t> ranks;
+    for (int i = 0; i < 8 * n; ++i)
+      ranks.push_back(static_cast<std::uint32_t>(i));
+    const double S = 1073741824.0;
+    double sim = simulate_isolated(cg, {{CollOp::all_reduce, ranks, S, "hier/simple"}});
+    std::vector<int> scratch;
+    double lam_nv = cg.route(0, 1, scratch);
+    double lam_ib = 0;
+    for (int i = 0; i < n; ++i)
+      lam_ib = std::max(lam_ib, cg.route(8 * i, 8 * ((i + 1) % n), scratch));
+    const double k = 8;
+    double intra = (k - 1) / k * S / (p.node.nvlink.bandwidth * nv.efficiency) + (k - 1) * (nv.step_latency + lam_nv);
+    double inter = 2.0 * (n - 1) / n * (S / k) / (p.node.nic.bandwidth * ib.efficiency) +
+                   2.0 * (n - 1) * (ib.step_latency + lam_ib);
+    double expected = intra + inter + intra + std::max(nv.base_latency, ib.base_latency);
+    CHECK_MESSAGE(sim == doctest::Approx(expected).epsilon(0.005), "nodes=" << n);
+  }
+}
+
+TEST_CASE("all-to-all sends every pair its slice at once")
+{
+  PlatformSpec p = catalog().platform("dgx-h100", {});
+  ClusterGraph cg = ClusterGraph::build(p, 8);
+  const ProtocolConstants& nv = *catalog().protocols().find("nvlink4", "simple");
+  std::vector<std::uint32_t> ranks{0, 1, 2, 3, 4, 5, 6, 7};
+  const double S = 1073741824.0;
+  double sim = simulate_isolated(cg, {{CollOp::all_to_all, ranks, S, "direct"}});
+  std::vector<int> scratch;
+  double expected = 7.0 / 8 * S / (p.node.nvlink.bandwidth * nv.efficiency) + nv.step_latency +
+                    cg.route(0, 1, scratch) + nv.base_latency;
+  CHECK(sim == doctest::Approx(expected).epsilon(0.005));
+}
+
+TEST_CASE("automatic choice: NVLS inside an H100-class node, trees at scale, rings on few nodes")
+{
+  auto choose = [](const std::string& platform, int gpus, double bytes) {
+    PlatformSpec p = catalog().platform(platform, {});
+    ClusterGraph cg = ClusterGraph::build(p, gpus);
+    CollectiveEngine e(cg, catalog().protocols());
+    std::vector<std::uint32_t> ranks;
+    for (int i = 0; i < gpus; ++i)
+      ranks.push_back(static_cast<std::uint32_t>(i));
+    ExecPlan best = e.best_plan(CollOp::all_reduce, ranks, bytes, "auto");
+    return best.algorithm;
+  };
+  CHECK(choose("hgx-h200", 8, 16.0 * 1073741824) == "nvls");
+  CHECK(choose("dgx-a100-80gb", 8, 16.0 * 1073741824) == "ring");
+  CHECK(choose("dgx-h100", 4096, 64.0 * 1048576) == "tree");
+  CHECK(choose("dgx-h100", 32, 16.0 * 1073741824) == "ring");
+}
+
+TEST_CASE("rings on the DGX-1 cube-mesh follow NVLinks in both directions")
+{
+  PlatformSpec p = catalog().platform("dgx1-v100", {});
+  ClusterGraph cg = ClusterGraph::build(p, 8);
+  CollectiveEngine e(cg, catalog().protocols());
+  std::vector<std::uint32_t> ranks{0, 1, 2, 3, 4, 5, 6, 7};
+  ExecPlan plan = e.make_plan(CollOp::all_reduce, ranks, 1e9, "ring", "simple");
+  REQUIRE(plan.valid);
+  std::vector<int> route;
+  for (const auto& f : plan.phases[0].flows) {
+    route.clear();
+    cg.route(static_cast<int>(f.src), static_cast<int>(f.dst), route);
+    CHECK(route.size() == 1); // a direct NVLink, never the PCIe/QPI detour
+  }
+  // 6 lanes x 25 GB/s per GPU at the protocol's efficiency: busbw ~122 GB/s (GTC24 slide)
+  double t = simulate_isolated(cg, {{CollOp::all_reduce, ranks, 8.0 * 1073741824, "ring/simple"}});
+  double busbw = 8.0 * 1073741824 / t / 1e9 * 1.75;
+  CHECK(busbw == doctest::Approx(122).epsilon(0.10));
 }

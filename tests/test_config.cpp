@@ -284,11 +284,20 @@ TEST_CASE("catalog files: GPU catalog and protocol constants")
   }
   SUBCASE("protocol constants with a typo")
   {
-    std::string path = write_temp("collectives.yaml",
-                                  "transports:\n  nvlink9: {step_latncy: 1us, efficiency: 0.8, base_latency: 1us}\n");
-    CHECK_THROWS_WITH_AS(
-        ProtocolTable::load(path),
-        doctest::Contains(":2:13: unknown key 'step_latncy' in transport 'nvlink9'; did you mean 'step_latency'?"),
-        ConfigError);
+    std::string path =
+        write_temp("collectives.yaml",
+                   "transports:\n  nvlink9:\n    simple: {step_latncy: 1us, efficiency: 0.8, base_latency: 1us}\n");
+    CHECK_THROWS_WITH_AS(ProtocolTable::load(path),
+                         doctest::Contains("unknown key 'step_latncy' in nvlink9.simple; did you mean 'step_latency'?"),
+                         ConfigError);
+  }
+  SUBCASE("protocol constants: an unknown protocol")
+  {
+    std::string path =
+        write_temp("collectives.yaml",
+                   "transports:\n  nvlink9:\n    simpel: {step_latency: 1us, efficiency: 0.8, base_latency: 1us}\n");
+    CHECK_THROWS_WITH_AS(ProtocolTable::load(path),
+                         doctest::Contains(":3:5: unknown key 'simpel' in transport 'nvlink9'; did you mean 'simple'?"),
+                         ConfigError);
   }
 }

@@ -83,8 +83,8 @@ TEST_CASE("point-to-point bandwidth: NVLink inside a node, the NIC across nodes"
 {
   PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
   ClusterGraph cg = ClusterGraph::build(p, 16);
-  const auto& nv = *catalog().protocols().find("nvlink3");
-  const auto& ib = *catalog().protocols().find("ib-hdr");
+  const auto& nv = *catalog().protocols().find("nvlink3", "simple");
+  const auto& ib = *catalog().protocols().find("ib-hdr", "simple");
   const double bytes = 1073741824.0;
   double intra = isolated([&] { return run_transfers(cg, catalog().protocols(), {{0, 3, bytes}}); });
   double inter = isolated([&] { return run_transfers(cg, catalog().protocols(), {{0, 8, bytes}}); });
@@ -102,7 +102,7 @@ TEST_CASE("two flows over one oversubscribed uplink share it")
   const double bytes = 1e9;
   double one = isolated([&] { return run_transfers(cg, catalog().protocols(), {{0, 2, bytes}}); });
   double two = isolated([&] { return run_transfers(cg, catalog().protocols(), {{0, 2, bytes}, {1, 3, bytes}}); });
-  const auto& ib = *catalog().protocols().find("ib-hdr");
+  const auto& ib = *catalog().protocols().find("ib-hdr", "simple");
   double fixed = route_latency(cg, 0, 2) + ib.step_latency + ib.base_latency;
   CHECK((two - fixed) == doctest::Approx(2 * (one - fixed)).epsilon(1e-6));
   // a flow that stays under its leaf does not touch the uplink
@@ -113,12 +113,13 @@ TEST_CASE("two flows over one oversubscribed uplink share it")
 TEST_CASE("concurrent all-reduces across a 2:1 leaf each take the time the shared uplink predicts")
 {
   ClusterGraph cg = ClusterGraph::build(toy(3, 2), 4);
-  const auto& ib = *catalog().protocols().find("ib-hdr");
+  const auto& ib = *catalog().protocols().find("ib-hdr", "simple");
   const double bytes = 1e9;
   // groups {0,2} and {1,3}: both rings cross leaf 0's single uplink (and leaf 1's) in each direction
   double t = isolated([&] {
-    return run_collectives(cg, catalog().protocols(),
-                           {{CollOp::all_reduce, {0, 2}, bytes, "ring"}, {CollOp::all_reduce, {1, 3}, bytes, "ring"}})
+    return run_collectives(
+               cg, catalog().protocols(),
+               {{CollOp::all_reduce, {0, 2}, bytes, "ring/simple"}, {CollOp::all_reduce, {1, 3}, bytes, "ring/simple"}})
         .seconds;
   });
   const double uplink = 12.5e9;

@@ -41,9 +41,14 @@ BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
     r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
-    nlohmann::ordered_json j{{"scenario", name},          {"what", r.what},   {"wall_s", r.wall_s},
-                             {"peak_rss_mb", r.peak_rss_mb}, {"simulated_s", r.simulated_s},
-                             {"events", r.events},        {"flows", r.flows}, {"mode", r.mode}};
+    nlohmann::ordered_json j{{"scenario", name},
+                             {"what", r.what},
+                             {"wall_s", r.wall_s},
+                             {"peak_rss_mb", r.peak_rss_mb},
+                             {"simulated_s", r.simulated_s},
+                             {"events", r.events},
+                             {"flows", r.flows},
+                             {"mode", r.mode}};
     return j.dump();
   });
   auto j = nlohmann::json::parse(out);

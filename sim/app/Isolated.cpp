@@ -9,9 +9,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace clustersim {
 
-std::string run_isolated(const std::function<std::string()>& fn)
+namespace {
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string data;
+};
+
+Child spawn(const std::function<std::string()>& fn)
 {
   int fds[2];
   if (::pipe(fds) != 0)
@@ -48,25 +58,68 @@ std::string run_isolated(const std::function<std::string()>& fn)
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::string data;
+  return Child{pid, fds[0], {}};
+}
+
+/// Reads until EOF, reaps the child, returns tag + payload (tag 'S' for a signal death).
+std::string finish(Child& c)
+{
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       break;
-    data.append(buf, static_cast<std::size_t>(n));
+    c.data.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fds[0]);
+  ::close(c.fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (data.empty()) {
+  if (c.data.empty()) {
     if (WIFSIGNALED(status))
-      throw std::runtime_error("simulation process died with signal " + std::to_string(WTERMSIG(status)));
-    throw std::runtime_error("simulation process exited without a result (status " + std::to_string(status) + ")");
+      return "Esimulation process died with signal " + std::to_string(WTERMSIG(status));
+    return "Esimulation process exited without a result (status " + std::to_string(status) + ")";
   }
+  return c.data;
+}
+
+} // namespace
+
+std::vector<std::string> run_isolated_all(const std::vector<std::function<std::string()>>& fns, int jobs,
+                                          const std::function<void(std::size_t)>& on_done)
+{
+  std::vector<std::string> out(fns.size());
+  std::size_t next = 0;
+  std::vector<std::pair<std::size_t, Child>> running;
+  jobs = std::max(1, jobs);
+  while (next < fns.size() || !running.empty()) {
+    while (next < fns.size() && static_cast<int>(running.size()) < jobs) {
+      running.emplace_back(next, spawn(fns[next]));
+      ++next;
+    }
+    // wait for the oldest: outputs are small, and completion order does not change results
+    auto [index, child] = std::move(running.front());
+    running.erase(running.begin());
+    std::string data = finish(child);
+    out[index] = data[0] == 'O' ? data.substr(1) : "ERROR: " + data.substr(1);
+    if (on_done)
+      on_done(index);
+  }
+  return out;
+}
+
+int available_cores()
+{
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::string run_isolated(const std::function<std::string()>& fn)
+{
+  Child c = spawn(fn);
+  std::string data = finish(c);
   char tag = data[0];
   data.erase(0, 1);
   if (tag == 'C')

@@ -36,3 +36,40 @@ void PhaseBuilder::add(std::uint32_t src, std::uint32_t dst, double bytes)
 }
 
 } // namespace clustersim
+
+namespace clustersim {
+
+std::size_t uniform_members_per_node(const std::vector<std::vector<std::uint32_t>>& nodes)
+{
+  if (nodes.empty())
+    return 0;
+  std::size_t k = nodes.front().size();
+  for (const auto& n : nodes)
+    if (n.size() != k)
+      return 0;
+  return k;
+}
+
+RingCost ring_cost(CollOp op, std::size_t n, double bytes)
+{
+  const double d = static_cast<double>(n);
+  switch (op) {
+  case CollOp::all_reduce:
+    return {2 * (d - 1) / d * bytes, 2 * (static_cast<int>(n) - 1)};
+  case CollOp::all_gather:
+  case CollOp::reduce_scatter:
+    return {(d - 1) / d * bytes, static_cast<int>(n) - 1};
+  default:
+    return {bytes, static_cast<int>(n) - 1};
+  }
+}
+
+void add_ring(PhaseBuilder& b, const std::vector<std::uint32_t>& order, double volume)
+{
+  if (order.size() < 2)
+    return;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    b.add(order[i], order[(i + 1) % order.size()], volume);
+}
+
+} // namespace clustersim

@@ -40,6 +40,14 @@ class CollectiveAlgorithm {
 public:
   virtual ~CollectiveAlgorithm() = default;
   virtual bool supports(CollOp op) const = 0;
+  /// Whether the algorithm can run `op` on this group (shape, topology); default: supports(op).
+  virtual bool applicable(CollOp op, const GroupView& group) const
+  {
+    (void)group;
+    return supports(op);
+  }
+  /// Protocols the algorithm runs with.
+  virtual std::vector<std::string> protocols() const { return {"ll", "ll128", "simple"}; }
   /// `bytes` follows the nccl-tests convention of CollectiveCall::bytes.
   virtual FlowPlan plan(CollOp op, const GroupView& group, double bytes) const = 0;
 };
@@ -48,6 +56,18 @@ using AlgorithmRegistry = Registry<CollectiveAlgorithm>;
 
 /// Members grouped by node, nodes in order of first appearance, members in group order.
 std::vector<std::vector<std::uint32_t>> members_by_node(const GroupView& g);
+/// Members per node when every node holds the same number, else 0.
+std::size_t uniform_members_per_node(const std::vector<std::vector<std::uint32_t>>& nodes);
+/// Ring volume and step count of an operation on n ranks (all_reduce 2(n-1)/n·S over 2(n-1)
+/// steps, all_gather / reduce_scatter (n-1)/n·S over n-1 steps).
+struct RingCost {
+  double volume = 0;
+  int steps = 0;
+};
+RingCost ring_cost(CollOp op, std::size_t n, double bytes);
+/// Appends to `b` a single-channel ring over `order` carrying `volume` per hop.
+class PhaseBuilder;
+void add_ring(PhaseBuilder& b, const std::vector<std::uint32_t>& order, double volume);
 
 /// Builds a phase, merging flows between the same pair of members into one (same path, so
 /// under max-min sharing one flow of the summed size finishes at the same time).

@@ -1,0 +1,186 @@
+#include "Catalog.hpp"
+#include "ClusterGraph.hpp"
+#include "CollectiveBench.hpp"
+#include "CollectiveEngine.hpp"
+#include "Commands.hpp"
+#include "Isolated.hpp"
+#include "Suggest.hpp"
+#include "Units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace clustersim {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep)
+{
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+double parse_size(const std::string& text, const std::string& flag)
+{
+  try {
+    return parse_quantity(text, Quantity::bytes);
+  } catch (const UnitError& e) {
+    throw ConfigError(command_line(flag), e.what(), e.valid());
+  }
+}
+
+} // namespace
+
+std::vector<double> parse_sizes(const std::string& spec)
+{
+  std::vector<double> sizes;
+  for (const auto& part : split(spec, ',')) {
+    auto range = split(part, ':');
+    if (range.size() == 1) {
+      sizes.push_back(parse_size(range[0], "--sizes"));
+    } else if (range.size() == 2) {
+      double lo = parse_size(range[0], "--sizes");
+      double hi = parse_size(range[1], "--sizes");
+      if (lo <= 0 || hi < lo)
+        throw ConfigError(command_line("--sizes"), "range '" + part + "' is empty",
+                          "MIN:MAX with 0 < MIN <= MAX, e.g. 1MiB:16GiB");
+      for (double s = lo; s <= hi * (1 + 1e-12); s *= 2)
+        sizes.push_back(s);
+    } else {
+      throw ConfigError(command_line("--sizes"), "cannot read '" + part + "'",
+                        "sizes with units, a MIN:MAX range doubling like nccl-tests -f 2, or a comma-separated list");
+    }
+  }
+  return sizes;
+}
+
+void add_collective_command(CLI::App& app, Action& action)
+{
+  struct Options {
+    std::string op = "all_reduce";
+    std::string platform;
+    std::string gpus = "8";
+    std::string sizes = "1MiB:1GiB";
+    std::string algo = "auto";
+    bool json = false;
+    int jobs = 0;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("collective", "Time one collective on the simulated network, like nccl-tests: "
+                                                   "size, count, time, algbw and busbw per point");
+  cmd->add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | broadcast | reduce | all_to_all");
+  cmd->add_option("--platform", opt->platform, "catalog name or platform YAML")->required();
+  cmd->add_option("--gpus", opt->gpus, "GPU counts, comma-separated (all GPUs join the collective)");
+  cmd->add_option("--sizes", opt->sizes, "bytes per rank: MIN:MAX (doubling), or a comma-separated list");
+  cmd->add_option("--algo", opt->algo, "ring | tree | hier | nvls | direct | auto (NCCL-like choice)");
+  cmd->add_flag("--json", opt->json, "print JSON rows");
+  cmd->add_option("--jobs", opt->jobs, "parallel simulations (default: all cores)");
+  cmd->callback([opt, &action] {
+    action = [opt] {
+      Catalog catalog = Catalog::open();
+      const auto& ops = coll_op_names();
+      auto op_it = std::find(ops.begin(), ops.end(), opt->op);
+      if (op_it == ops.end())
+        throw ConfigError(command_line("--op"), unknown_name("operation", opt->op, ops), join(ops));
+      CollOp op = static_cast<CollOp>(op_it - ops.begin());
+      auto algos = AlgorithmRegistry::instance().names();
+      algos.push_back("auto");
+      if (std::find(algos.begin(), algos.end(), opt->algo) == algos.end())
+        throw ConfigError(command_line("--algo"), unknown_name("algorithm", opt->algo, algos), join(algos));
+      PlatformSpec p = catalog.platform(opt->platform, command_line("--platform"));
+      std::vector<int> counts;
+      for (const auto& g : split(opt->gpus, ',')) {
+        int n = 0;
+        try {
+          std::size_t used = 0;
+          n = std::stoi(g, &used);
+          if (used != g.size())
+            n = 0;
+        } catch (const std::exception&) {
+          n = 0;
+        }
+        if (n <= 0 || n % p.node.gpus != 0)
+          throw ConfigError(command_line("--gpus"),
+                            "'" + g + "' is not a multiple of the " + std::to_string(p.node.gpus) +
+                                " GPUs per node of '" + p.name + "'",
+                            "positive multiples of " + std::to_string(p.node.gpus) + ", comma-separated");
+        counts.push_back(n);
+      }
+      std::vector<double> sizes = parse_sizes(opt->sizes);
+      // validate the algorithm on one point before forking (a clean error, exit 2)
+      {
+        ClusterGraph cg = ClusterGraph::build(p, counts.front());
+        CollectiveEngine engine(cg, catalog.protocols());
+        std::vector<std::uint32_t> ranks;
+        for (int i = 0; i < counts.front(); ++i)
+          ranks.push_back(static_cast<std::uint32_t>(i));
+        try {
+          engine.best_plan(op, ranks, sizes.front(), opt->algo);
+        } catch (const std::invalid_argument& e) {
+          throw ConfigError(command_line("--algo"), e.what(), "an algorithm that implements " + opt->op);
+        }
+      }
+      std::vector<std::function<std::string()>> points;
+      for (int n : counts)
+        for (double s : sizes)
+          points.push_back([&catalog, &p, op, n, s, algo = opt->algo] {
+            ClusterGraph cg = ClusterGraph::build(p, n);
+            std::vector<std::uint32_t> ranks;
+            for (int i = 0; i < n; ++i)
+              ranks.push_back(static_cast<std::uint32_t>(i));
+            CollectiveRun r = run_collectives(cg, catalog.protocols(), {{op, ranks, s, algo}});
+            nlohmann::ordered_json j{{"algo", r.algorithm + "/" + r.protocol}, {"time_s", r.seconds}};
+            return j.dump();
+          });
+      auto results = run_isolated_all(points, opt->jobs > 0 ? opt->jobs : available_cores());
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      std::ostringstream table;
+      std::size_t k = 0;
+      for (int n : counts) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "# %s on %d GPUs of %s (%d node%s)\n", opt->op.c_str(), n, p.name.c_str(),
+                      n / p.node.gpus, n / p.node.gpus == 1 ? "" : "s");
+        table << buf;
+        std::snprintf(buf, sizeof buf, "#%14s %13s %-14s %12s %12s %12s\n", "size(B)", "count", "algo", "time(us)",
+                      "algbw(GB/s)", "busbw(GB/s)");
+        table << buf;
+        for (double s : sizes) {
+          const std::string& out = results[k++];
+          if (out.rfind("ERROR: ", 0) == 0)
+            throw std::runtime_error(out.substr(7));
+          auto j = nlohmann::json::parse(out);
+          double t = j["time_s"];
+          double algbw = s / t / 1e9;
+          double busbw = algbw * bus_factor(op, n);
+          std::snprintf(buf, sizeof buf, " %14.0f %13.0f %-14s %12.2f %12.2f %12.2f\n", s, std::floor(s / 4),
+                        j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
+          table << buf;
+          rows.push_back({{"op", opt->op},
+                          {"gpus", n},
+                          {"bytes", s},
+                          {"algo", j["algo"]},
+                          {"time_s", t},
+                          {"algbw_GBps", algbw},
+                          {"busbw_GBps", busbw}});
+        }
+      }
+      std::cout << (opt->json ? rows.dump(2) + "\n" : table.str());
+      return 0;
+    };
+  });
+}
+
+} // namespace clustersim

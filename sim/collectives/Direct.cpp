@@ -1,0 +1,34 @@
+// Direct all-to-all: every rank sends its 1/N slice to every other rank at once (NCCL runs
+// all-to-all as grouped point-to-point sends). N(N-1) flows in one step; `bytes` is what each
+// rank sends in total (nccl-tests alltoall convention).
+#include "CollectiveAlgorithm.hpp"
+
+namespace clustersim {
+namespace {
+
+class Direct final : public CollectiveAlgorithm {
+public:
+  bool supports(CollOp op) const override { return op == CollOp::all_to_all; }
+  std::vector<std::string> protocols() const override { return {"simple"}; }
+
+  FlowPlan plan(CollOp, const GroupView& g, double bytes) const override
+  {
+    FlowPlan plan;
+    const std::size_t n = g.ranks.size();
+    if (n < 2 || bytes <= 0)
+      return plan;
+    plan.phases.emplace_back();
+    plan.phases.back().steps = 1;
+    PhaseBuilder b(plan.phases.back());
+    const double slice = bytes / static_cast<double>(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t j = 0; j < n; ++j)
+        b.add(i, j, slice);
+    return plan;
+  }
+};
+
+const AlgorithmRegistry::Registrar reg("direct", [] { return std::make_unique<Direct>(); });
+
+} // namespace
+} // namespace clustersim
