@@ -101,6 +101,7 @@ void read_model_fields(YamlMap& map, ModelSpec& m)
   m.experts = static_cast<int>(map.get_int("experts", m.experts, 1, 1 << 16));
   m.top_k = static_cast<int>(map.get_int("top_k", m.top_k, 1, 1 << 16));
   m.published_params = map.get_number("published_params", m.published_params, 0, 1e16);
+  m.published_digits = static_cast<int>(map.get_int("published_digits", m.published_digits, 0, 20));
 }
 
 void check_model(const ModelSpec& m, const YamlNode& where)

@@ -32,6 +32,7 @@ struct ModelSpec {
   int experts = 1;              ///< MoE when > 1
   int top_k = 1;                ///< experts per token
   double published_params = 0;  ///< the count the authors quote (presets), 0 if unknown
+  int published_digits = 0;     ///< significant digits of that figure (0: exact)
 
   int head_dim() const { return hidden / heads; }
   int kv_dim() const { return kv_heads * head_dim(); }

@@ -115,3 +115,57 @@ TEST_CASE("bench rejects an unknown scenario")
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("unknown scenario 'platform-16'; did you mean 'platform-16k'?") != std::string::npos);
 }
+
+TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
+{
+  auto j = [](const std::string& args) {
+    auto r = run_cli(args + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out);
+  };
+  auto states = [&](const char* params, const char* extra = "") {
+    auto m = j(std::string("memory --params ") + params + " --gpu h100-sxm5-80gb " + extra);
+    return m["weights_bytes"].get<double>() + m["grads_bytes"].get<double>() + m["optimizer_bytes"].get<double>();
+  };
+  CHECK(states("7e9") == doctest::Approx(112e9));
+  CHECK(states("13e9") == doctest::Approx(208e9));
+  CHECK(states("70e9") == doctest::Approx(1.12e12));
+  CHECK(states("175e9") == doctest::Approx(2.8e12));
+  // the other seed's accounting: fp16 weights + grads + fp16 Adam moments = 8 B/param
+  CHECK(states("7e9", "--state-bytes 2,2,4") == doctest::Approx(56e9));
+
+  auto oom = j("memory --model llama2-7b --platform dgx-h100 --gpus 1 --micro-batch 1");
+  CHECK(oom["fits"] == false);
+  CHECK(oom["dominant"] == "optimizer states");
+  CHECK(oom["peak_bytes"].get<double>() > oom["capacity_bytes"].get<double>());
+
+  auto a100 = j("estimate --params 7e9 --tokens 1e12 --gpu a100-sxm4-80gb --gpus 1 --mfu 1.0");
+  CHECK(a100["total_flops"].get<double>() == doctest::Approx(4.2e22));
+  CHECK(a100["days"].get<double>() == doctest::Approx(1558).epsilon(0.002));
+  auto h100 = j("estimate --params 7e9 --tokens 1e12 --gpu h100-sxm5-80gb --gpus 1 --mfu 0.5");
+  CHECK(h100["years"].get<double>() == doctest::Approx(2.7).epsilon(0.01));
+  auto hundred = j("estimate --params 7e9 --tokens 1e12 --gpu a100-sxm4-80gb --gpus 100 --mfu 1.0");
+  CHECK(hundred["days"].get<double>() == doctest::Approx(15.6).epsilon(0.005));
+  auto big = j("estimate --params 175e9 --tokens 1e12 --gpu h100-sxm5-80gb --gpus 1024 --mfu 0.5");
+  CHECK(big["days"].get<double>() == doctest::Approx(24).epsilon(0.01));
+  auto big40 = j("estimate --params 175e9 --tokens 1e12 --gpu h100-sxm5-80gb --gpus 1024 --mfu 0.4");
+  CHECK(big40["days"].get<double>() == doctest::Approx(30).epsilon(0.01));
+}
+
+TEST_CASE("memory and estimate reject bad arguments with exit 2")
+{
+  auto typo = run_cli("memory --model llama2-7 --gpu h100-sxm5-80gb");
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("unknown model preset 'llama2-7'; did you mean 'llama2-7b'?") != std::string::npos);
+  auto gpu = run_cli("estimate --params 7e9 --gpu h100");
+  CHECK(gpu.exit_code == 2);
+  CHECK(gpu.err.find("command line: --gpu: unknown gpu 'h100'") == 0);
+  auto mfu = run_cli("estimate --params 7e9 --gpu b200 --mfu 1.5");
+  CHECK(mfu.exit_code == 2);
+  auto layout = run_cli("memory --model llama2-7b --gpu b200 --gpus 8 --tp 3");
+  CHECK(layout.exit_code == 2);
+  auto params = run_cli("estimate --params seven --gpu b200");
+  CHECK(params.err == "command line: --params: 'seven' is not a positive number; valid: e.g. 7e9\n");
+  auto states = run_cli("memory --params 7e9 --gpu b200 --state-bytes 2,2");
+  CHECK(states.exit_code == 2);
+}

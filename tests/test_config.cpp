@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 using namespace clustersim;
 using clustersim::test::catalog;
 using clustersim::test::write_temp;
@@ -300,4 +302,59 @@ TEST_CASE("catalog files: GPU catalog and protocol constants")
                          doctest::Contains(":3:5: unknown key 'simpel' in transport 'nvlink9'; did you mean 'simple'?"),
                          ConfigError);
   }
+}
+
+TEST_CASE("Hugging Face config.json of several families")
+{
+  struct Case {
+    const char* json;
+    double params;
+  };
+  Case cases[] = {
+      // gpt2 (124M): learned positions, tied embeddings
+      {R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257,
+           "activation_function": "gelu_new", "n_inner": null})",
+       124.44e6},
+      // Mistral 7B: GQA, SwiGLU
+      {R"({"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000, "max_position_embeddings": 32768,
+           "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "hidden_act": "silu"})",
+       7.2417e9},
+      // Qwen2 7B
+      {R"({"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+           "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064, "max_position_embeddings": 32768,
+           "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "hidden_act": "silu"})",
+       7.6156e9},
+      // GPT-NeoX 20B: rotary, untied
+      {R"({"model_type": "gpt_neox", "hidden_size": 6144, "num_hidden_layers": 44, "num_attention_heads": 64,
+           "intermediate_size": 24576, "vocab_size": 50432, "max_position_embeddings": 2048, "tie_word_embeddings": false,
+           "hidden_act": "gelu"})",
+       20.55e9},
+      // OPT 1.3B: ffn_dim, learned positions, tied
+      {R"({"model_type": "opt", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 32, "ffn_dim": 8192,
+           "vocab_size": 50272, "max_position_embeddings": 2048, "activation_function": "relu"})",
+       1.3157e9},
+  };
+  for (const auto& c : cases) {
+    ModelSpec m = import_hf_config(write_temp("config.json", c.json));
+    CAPTURE(m.name);
+    CHECK(m.total_params() == doctest::Approx(c.params).epsilon(0.005));
+  }
+}
+
+TEST_CASE("an experiment can import its model from a config.json next to it")
+{
+  std::string dir = clustersim::test::temp_dir();
+  std::ofstream(dir + "/config.json") << R"({"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 4,
+    "num_attention_heads": 16, "intermediate_size": 5632, "vocab_size": 32000, "rms_norm_eps": 1e-5})";
+  std::ofstream(dir + "/exp.yaml") << "model: {hf_config: config.json, seq_len: 1024}\n"
+                                      "cluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                      "training: {dp: 8}\n";
+  ExperimentSpec e = load_experiment(dir + "/exp.yaml", catalog());
+  CHECK(e.model.seq_len == 1024);
+  CHECK(e.model.mlp == MlpKind::swiglu);
+  std::ofstream(dir + "/bad.yaml") << "model: {hf_config: missing.json}\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                      "training: {dp: 8}\n";
+  CHECK_THROWS_WITH_AS(load_experiment(dir + "/bad.yaml", catalog()),
+                       doctest::Contains("bad.yaml:1:20: cannot open Hugging Face config 'missing.json'"), ConfigError);
 }

@@ -56,3 +56,120 @@ TEST_CASE("a large aligned GEMM runs at peak x the GPU's GEMM efficiency")
   CHECK(c.gemm_efficiency(m, n, k) == doctest::Approx(gpu.gemm_efficiency));
   CHECK(c.gemm_seconds(m, n, k) == doctest::Approx(2 * m * n * k / (312e12 * gpu.gemm_efficiency)));
 }
+
+#include "Yaml.hpp"
+
+#include <cmath>
+
+TEST_CASE("every preset's parameter count matches its published count")
+{
+  for (const auto& name : model_preset_names(catalog().models_dir())) {
+    CAPTURE(name);
+    ModelSpec m = load_model_preset(name, catalog().models_dir(), {});
+    REQUIRE(m.published_params > 0);
+    double ours = m.total_params();
+    if (m.published_digits > 0) {
+      // a rounded figure: ours must round to it (GPT-3's Medium is the documented exception:
+      // its Table 2.1 architecture has 356M, published as 350M)
+      double scale = std::pow(10.0, std::floor(std::log10(ours)) - (m.published_digits - 1));
+      double rounded = std::round(ours / scale) * scale;
+      if (name == "gpt3-350m")
+        CHECK(ours == doctest::Approx(m.published_params).epsilon(0.02));
+      else
+        CHECK(rounded == doctest::Approx(m.published_params).epsilon(1e-9));
+    } else {
+      CHECK(ours == doctest::Approx(m.published_params).epsilon(0.005));
+    }
+  }
+}
+
+TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A100, H100, B200, GB200)")
+{
+  YamlNode root = YamlNode::load_file(clustersim::test::shared_path("validation/gemm_mamf.yaml"));
+  std::map<std::string, std::string> gpu_of{{"mamf_bf16_NVIDIA_A100_SXM", "a100-sxm4-80gb"},
+                                            {"mamf_bf16_NVIDIA_H100_SXM", "h100-sxm5-80gb"},
+                                            {"mamf_bf16_NVIDIA_B200_SXM", "b200"},
+                                            {"mamf_bf16_NVIDIA_GB200_SXM", "gb200"}};
+  int checked = 0;
+  for (const auto& e : root.items()) {
+    std::map<std::string, YamlNode> f;
+    for (auto& [k, v] : e.entries())
+      f.emplace(k.as_string(), v);
+    auto it = gpu_of.find(f.at("id").as_string());
+    if (it == gpu_of.end())
+      continue;
+    const GpuSpec& gpu = *catalog().gpus().find(it->second);
+    std::string shape = f.at("best_shape_MxNxK").as_string();
+    double m = std::stod(shape.substr(0, shape.find('x')));
+    shape = shape.substr(shape.find('x') + 1);
+    double n = std::stod(shape.substr(0, shape.find('x')));
+    double k = std::stod(shape.substr(shape.find('x') + 1));
+    TrainingSpec t;
+    CostModel c(gpt(1, 1024, 8, 1000, 128), t, gpu);
+    double predicted = 2 * m * n * k / c.gemm_seconds(m, n, k) / 1e12;
+    double measured = f.at("mamf_tflops").as_number(0, 1e9);
+    CAPTURE(it->second);
+    CHECK(predicted == doctest::Approx(measured).epsilon(0.05));
+    ++checked;
+  }
+  CHECK(checked == 4);
+}
+
+TEST_CASE("small and skinny GEMMs lose efficiency: wave quantization and the memory roofline")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t;
+  CostModel c(gpt(1, 1024, 8, 1000, 128), t, gpu);
+  // 132 tiles of 256x128 fill the 132 SMs once; one more tile row leaves the last wave nearly
+  // empty whatever the tile
+  CHECK(c.gemm_efficiency(132 * 256, 128, 4096) == doctest::Approx(gpu.gemm_efficiency));
+  CHECK(c.gemm_efficiency(133 * 256, 128, 4096) < 0.7 * gpu.gemm_efficiency);
+  // K = 16: bytes dominate, the GEMM runs at the memory roofline
+  double m = 8192, n = 8192, k = 16;
+  double bytes = 2 * (m * k + k * n + m * n);
+  CHECK(c.gemm_seconds(m, n, k) == doctest::Approx(c.memory_seconds(bytes)));
+}
+
+TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the model")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("a100-sxm4-80gb");
+  ModelSpec m = load_model_preset("gpt3-13b", catalog().models_dir(), {});
+  auto mem = [&](int tp, int pp, int dp, int zero) {
+    TrainingSpec t;
+    t.tp = tp;
+    t.pp = pp;
+    t.dp = dp;
+    t.zero = zero;
+    t.micro_batch = 1;
+    t.global_batch = dp * pp;
+    CostModel c(m, t, gpu);
+    return c.memory(0);
+  };
+  MemoryBreakdown base = mem(1, 1, 8, 0);
+  CHECK(base.weights + base.grads + base.optimizer == doctest::Approx(16 * m.total_params()));
+  MemoryBreakdown z1 = mem(1, 1, 8, 1);
+  CHECK(z1.optimizer == doctest::Approx(base.optimizer / 8));
+  CHECK(z1.grads == doctest::Approx(base.grads));
+  MemoryBreakdown z2 = mem(1, 1, 8, 2);
+  CHECK(z2.grads == doctest::Approx(base.grads / 8));
+  MemoryBreakdown z3 = mem(1, 1, 8, 3);
+  CHECK(z3.weights == doctest::Approx(base.weights / 8));
+  MemoryBreakdown tp = mem(8, 1, 1, 0);
+  CHECK(tp.weights == doctest::Approx(base.weights / 8).epsilon(0.01));
+  // activations per layer: s b h (34 + 5 a s / h) bytes (Korthikanti et al. 2022), no TP
+  TrainingSpec t;
+  t.micro_batch = 1;
+  t.global_batch = 1;
+  CostModel c(m, t, gpu);
+  double s = m.seq_len, h = m.hidden, a = m.heads;
+  double per_layer = s * h * (34 + 5 * a * s / h);
+  CHECK(c.memory(0).activations == doctest::Approx(m.layers * per_layer + s * h * 2).epsilon(1e-9));
+  // 1F1B holds p micro-batches on the first stage, GPipe all of them
+  TrainingSpec p4 = t;
+  p4.pp = 4;
+  p4.global_batch = 16;
+  CostModel one(m, p4, gpu);
+  p4.schedule = Schedule::gpipe;
+  CostModel gp(m, p4, gpu);
+  CHECK(gp.memory(0).activations > 3.9 * one.memory(0).activations);
+}

@@ -19,6 +19,7 @@ int main(int argc, char** argv)
   clustersim::add_platform_command(app, action);
   clustersim::add_bench_command(app, action);
   clustersim::add_collective_command(app, action);
+  clustersim::add_model_commands(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

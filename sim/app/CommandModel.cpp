@@ -1,0 +1,336 @@
+// clustersim memory / estimate / model: the cost model's back-of-envelope answers.
+#include "Catalog.hpp"
+#include "Commands.hpp"
+#include "CostModel.hpp"
+#include "Suggest.hpp"
+#include "Units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace clustersim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double positive_number(const std::string& text, const std::string& flag)
+{
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+    throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", "e.g. 7e9");
+  return v;
+}
+
+/// A model from a preset name, a model YAML or a Hugging Face config.json.
+ModelSpec model_argument(const Catalog& c, const std::string& arg)
+{
+  bool is_path = arg.find('/') != std::string::npos || arg.size() > 5;
+  if (is_path && file_exists(arg)) {
+    if (arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".json") == 0)
+      return import_hf_config(arg);
+    return parse_model(YamlNode::load_file(arg), c.models_dir());
+  }
+  try {
+    return load_model_preset(arg, c.models_dir(), command_line("--model"));
+  } catch (const ConfigError& e) {
+    throw ConfigError(command_line("--model"), e.problem(), e.valid());
+  }
+}
+
+/// The GPU from --gpu, else from --platform.
+GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform)
+{
+  if (!gpu.empty())
+    return c.gpus().get(gpu, command_line("--gpu"));
+  if (!platform.empty())
+    return c.platform(platform, command_line("--platform")).node.gpu;
+  throw ConfigError(command_line("--gpu"), "no GPU given",
+                    "--gpu ID or --platform NAME; GPUs: " + join(c.gpus().ids()));
+}
+
+Precision precision_argument(const std::string& p, const GpuSpec& gpu)
+{
+  if (p.empty())
+    return gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
+  const auto& names = precision_names();
+  if (std::find(names.begin(), names.end(), p) == names.end())
+    throw ConfigError(command_line("--precision"), unknown_name("precision", p, names), join(names));
+  Precision prec = parse_precision(p);
+  if (!gpu.supports(prec))
+    throw ConfigError(command_line("--precision"), "GPU '" + gpu.id + "' has no " + p + " support",
+                      "another precision");
+  return prec;
+}
+
+std::vector<double> state_bytes_argument(const std::string& text)
+{
+  std::vector<double> v;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ','))
+    v.push_back(positive_number(item, "--state-bytes"));
+  if (v.size() != 3)
+    throw ConfigError(command_line("--state-bytes"), "'" + text + "' is not three numbers",
+                      "WEIGHTS,GRADS,OPTIMIZER bytes per parameter, e.g. 2,2,12 (mixed-precision Adam) or 2,2,4");
+  return v;
+}
+
+std::string gb(double bytes)
+{
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
+  return b;
+}
+
+} // namespace
+
+void add_model_commands(CLI::App& app, Action& action)
+{
+  // ---------------------------------------------------------------- memory
+  struct MemOptions {
+    std::string model;
+    std::string params;
+    std::string platform;
+    std::string gpu;
+    int gpus = 1;
+    int tp = 1, pp = 1, cp = 1, zero = 0, vpp = 1;
+    int micro_batch = 1;
+    int global_batch = 0;
+    int seq = 0;
+    std::string recompute = "none";
+    std::string schedule = "1f1b";
+    std::string precision;
+    bool sequence_parallel = false;
+    bool flash = false;
+    std::string state_bytes = "2,2,12";
+    bool json = false;
+  };
+  auto mo = std::make_shared<MemOptions>();
+  CLI::App* mem = app.add_subcommand("memory", "Memory per GPU of a training layout: weights, gradients, optimizer "
+                                               "states, activations, buffers, and whether it fits");
+  mem->add_option("--model", mo->model, "preset name, model YAML, or Hugging Face config.json");
+  mem->add_option("--params", mo->params, "parameter count instead of a model (model states only, no activations)");
+  mem->add_option("--platform", mo->platform, "platform (for its GPU)");
+  mem->add_option("--gpu", mo->gpu, "GPU id, e.g. h100-sxm5-80gb");
+  mem->add_option("--gpus", mo->gpus, "GPUs (tp*pp*cp*dp)");
+  mem->add_option("--tp", mo->tp, "tensor parallel");
+  mem->add_option("--pp", mo->pp, "pipeline parallel");
+  mem->add_option("--cp", mo->cp, "context parallel");
+  mem->add_option("--vpp", mo->vpp, "virtual stages per pipeline rank");
+  mem->add_option("--zero", mo->zero, "ZeRO stage 0-3");
+  mem->add_option("--micro-batch", mo->micro_batch, "sequences per micro-batch");
+  mem->add_option("--global-batch", mo->global_batch, "sequences per step (default: micro-batch x dp)");
+  mem->add_option("--seq", mo->seq, "sequence length (default: the model's)");
+  mem->add_option("--recompute", mo->recompute, "none | selective | full");
+  mem->add_option("--schedule", mo->schedule, "gpipe | 1f1b | interleaved");
+  mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8");
+  mem->add_flag("--sequence-parallel", mo->sequence_parallel, "Megatron sequence parallelism");
+  mem->add_flag("--flash-attention", mo->flash, "flash attention (no s x s activations)");
+  mem->add_option("--state-bytes", mo->state_bytes, "bytes per parameter of weights,grads,optimizer (default 2,2,12)");
+  mem->add_flag("--json", mo->json, "print JSON");
+  mem->callback([mo, &action] {
+    action = [mo] {
+      Catalog c = Catalog::open();
+      GpuSpec gpu = gpu_argument(c, mo->gpu, mo->platform);
+      auto sb = state_bytes_argument(mo->state_bytes);
+      Json j;
+      std::ostringstream text;
+      if (!mo->params.empty()) {
+        double n = positive_number(mo->params, "--params");
+        double shard = mo->zero >= 1 ? mo->gpus : 1;
+        double w = n * sb[0] / (mo->zero >= 3 ? shard : 1) / (mo->tp * mo->pp);
+        double g = n * sb[1] / (mo->zero >= 2 ? shard : 1) / (mo->tp * mo->pp);
+        double o = n * sb[2] / (mo->zero >= 1 ? shard : 1) / (mo->tp * mo->pp);
+        double peak = w + g + o;
+        j = {{"params", n},
+             {"weights_bytes", w},
+             {"grads_bytes", g},
+             {"optimizer_bytes", o},
+             {"activations_bytes", 0},
+             {"peak_bytes", peak},
+             {"capacity_bytes", gpu.hbm_bytes},
+             {"fits", peak <= gpu.hbm_bytes}};
+        text << "model states of " << n / 1e9 << "B parameters at " << sb[0] + sb[1] + sb[2] << " B/param: " << gb(peak)
+             << " per GPU (weights " << gb(w) << ", gradients " << gb(g) << ", optimizer " << gb(o) << ") of "
+             << gb(gpu.hbm_bytes) << " on " << gpu.id << " -> " << (peak <= gpu.hbm_bytes ? "fits" : "OUT OF MEMORY")
+             << "\n";
+      } else {
+        if (mo->model.empty())
+          throw ConfigError(command_line("--model"), "no model given", "--model NAME|FILE or --params N");
+        ModelSpec m = model_argument(c, mo->model);
+        if (mo->seq > 0)
+          m.seq_len = mo->seq;
+        TrainingSpec t;
+        t.tp = mo->tp;
+        t.pp = mo->pp;
+        t.cp = mo->cp;
+        t.vpp = mo->vpp;
+        t.zero = mo->zero;
+        if (mo->gpus % (t.tp * t.pp * t.cp) != 0)
+          throw ConfigError(command_line("--gpus"),
+                            std::to_string(mo->gpus) +
+                                " GPUs do not divide into tp*pp*cp = " + std::to_string(t.tp * t.pp * t.cp),
+                            "a multiple of tp*pp*cp");
+        t.dp = mo->gpus / (t.tp * t.pp * t.cp);
+        t.micro_batch = mo->micro_batch;
+        t.global_batch = mo->global_batch > 0 ? mo->global_batch : mo->micro_batch * t.dp;
+        const auto& rn = recompute_names();
+        if (std::find(rn.begin(), rn.end(), mo->recompute) == rn.end())
+          throw ConfigError(command_line("--recompute"), unknown_name("recompute", mo->recompute, rn), join(rn));
+        t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(), mo->recompute) - rn.begin());
+        const auto& sn = schedule_names();
+        if (std::find(sn.begin(), sn.end(), mo->schedule) == sn.end())
+          throw ConfigError(command_line("--schedule"), unknown_name("schedule", mo->schedule, sn), join(sn));
+        t.schedule = static_cast<Schedule>(std::find(sn.begin(), sn.end(), mo->schedule) - sn.begin());
+        if (t.vpp > 1)
+          t.schedule = Schedule::interleaved;
+        t.precision = precision_argument(mo->precision, gpu);
+        t.sequence_parallel = mo->sequence_parallel;
+        t.flash_attention = mo->flash;
+        t.weight_bytes = sb[0];
+        t.grad_bytes = sb[1];
+        t.optimizer_bytes = sb[2];
+        check_training(t, mo->gpus, m, command_line("layout"));
+        CostModel cost(m, t, gpu);
+        MemoryBreakdown b = cost.peak_memory();
+        j = {{"model", m.name},
+             {"params", m.total_params()},
+             {"gpu", gpu.id},
+             {"gpus", mo->gpus},
+             {"weights_bytes", b.weights},
+             {"grads_bytes", b.grads},
+             {"optimizer_bytes", b.optimizer},
+             {"activations_bytes", b.activations},
+             {"buffers_bytes", b.buffers},
+             {"reserved_bytes", b.reserved},
+             {"peak_bytes", b.peak},
+             {"capacity_bytes", b.capacity},
+             {"fits", b.fits},
+             {"dominant", b.dominant},
+             {"stage", b.stage}};
+        text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << mo->gpus << " x " << gpu.id
+             << ": tp " << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero
+             << ", micro-batch " << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute)
+             << "\n";
+        text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
+             << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
+             << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation)\n"
+             << "  peak         " << gb(b.peak) << " of " << gb(b.capacity) << " (pipeline stage " << b.stage << ") -> "
+             << (b.fits ? "fits" : "OUT OF MEMORY, dominated by " + b.dominant) << "\n";
+      }
+      std::cout << (mo->json ? j.dump(2) + "\n" : text.str());
+      return 0;
+    };
+  });
+
+  // ---------------------------------------------------------------- estimate
+  struct EstOptions {
+    std::string model;
+    std::string params;
+    std::string tokens = "1e12";
+    std::string gpu;
+    std::string platform;
+    int gpus = 1;
+    double mfu = 0.5;
+    std::string precision;
+    double usd = -1;
+    bool json = false;
+  };
+  auto eo = std::make_shared<EstOptions>();
+  CLI::App* est = app.add_subcommand("estimate", "Training compute and time for a token budget: FLOPs (6ND, or the "
+                                                 "model's exact count), time at a given MFU, GPU-hours, cost");
+  est->add_option("--params", eo->params, "parameter count N (FLOPs = 6 N D)");
+  est->add_option("--model", eo->model, "model instead of --params (FLOPs per token of the model, attention included)");
+  est->add_option("--tokens", eo->tokens, "training tokens D (default 1e12)");
+  est->add_option("--gpu", eo->gpu, "GPU id");
+  est->add_option("--platform", eo->platform, "platform (its GPU and $/GPU-hour)");
+  est->add_option("--gpus", eo->gpus, "number of GPUs");
+  est->add_option("--mfu", eo->mfu, "model FLOPs utilisation, 0-1 (default 0.5)");
+  est->add_option("--precision", eo->precision, "precision of the peak (default bf16, fp16 without bf16)");
+  est->add_option("--usd-per-gpu-hour", eo->usd, "price (default: the platform's)");
+  est->add_flag("--json", eo->json, "print JSON");
+  est->callback([eo, &action] {
+    action = [eo] {
+      Catalog c = Catalog::open();
+      GpuSpec gpu = gpu_argument(c, eo->gpu, eo->platform);
+      Precision prec = precision_argument(eo->precision, gpu);
+      if (!(eo->mfu > 0 && eo->mfu <= 1))
+        throw ConfigError(command_line("--mfu"), std::to_string(eo->mfu) + " is out of range", "a fraction in (0, 1]");
+      if (eo->gpus < 1)
+        throw ConfigError(command_line("--gpus"), std::to_string(eo->gpus) + " is out of range", "a positive integer");
+      double tokens = positive_number(eo->tokens, "--tokens");
+      double flops = 0;
+      std::string basis;
+      if (!eo->params.empty()) {
+        flops = 6 * positive_number(eo->params, "--params") * tokens;
+        basis = "6 N D";
+      } else if (!eo->model.empty()) {
+        ModelSpec m = model_argument(c, eo->model);
+        TrainingSpec t;
+        t.global_batch = 1;
+        CostModel cost(m, t, gpu);
+        flops = cost.model_flops_per_step() / m.seq_len * tokens;
+        basis = "model FLOPs per token of " + m.name;
+      } else {
+        throw ConfigError(command_line("--params"), "no model size given", "--params N or --model NAME");
+      }
+      double rate = gpu.peak(prec) * eo->gpus * eo->mfu;
+      double seconds = flops / rate;
+      double gpu_hours = seconds / 3600 * eo->gpus;
+      double usd = eo->usd >= 0 ? eo->usd
+                                : (!eo->platform.empty()
+                                       ? c.platform(eo->platform, command_line("--platform")).cost.usd_per_gpu_hour
+                                       : -1);
+      Json j{{"basis", basis},
+             {"total_flops", flops},
+             {"gpu", gpu.id},
+             {"gpus", eo->gpus},
+             {"peak_flops_per_gpu", gpu.peak(prec)},
+             {"mfu", eo->mfu},
+             {"seconds", seconds},
+             {"days", seconds / 86400},
+             {"years", seconds / (365.25 * 86400)},
+             {"gpu_hours", gpu_hours}};
+      if (usd >= 0)
+        j["usd"] = gpu_hours * usd;
+      std::ostringstream o;
+      char buf[512];
+      std::snprintf(buf, sizeof buf,
+                    "%.3g FLOPs (%s) on %d x %s at %.0f %% MFU of %.0f TFLOP/s (%s):\n  %.3g s = %.1f days = %.2f "
+                    "years, %.3g GPU-hours",
+                    flops, basis.c_str(), eo->gpus, gpu.id.c_str(), 100 * eo->mfu, gpu.peak(prec) / 1e12,
+                    to_string(prec), seconds, seconds / 86400, seconds / (365.25 * 86400), gpu_hours);
+      o << buf;
+      if (usd >= 0) {
+        std::snprintf(buf, sizeof buf, ", $%.3g at $%.2f per GPU-hour", gpu_hours * usd, usd);
+        o << buf;
+      }
+      o << "\n";
+      std::cout << (eo->json ? j.dump(2) + "\n" : o.str());
+      return 0;
+    };
+  });
+
+  // ---------------------------------------------------------------- model list / show
+  CLI::App* model = app.add_subcommand("model", "Model presets: list them, or show one's size and FLOPs");
+  model->require_subcommand(1);
+  CLI::App* list = model->add_subcommand("list", "List the model presets");
+  list->callback([&action] {
+    action = [] {
+      Catalog c = Catalog::open();
+      for (const auto& n : model_preset_names(c.models_dir())) {
+        ModelSpec m = load_model_preset(n, c.models_dir(), command_line("model list"));
+        std::printf("%-14s %8.2fB  layers %3d  hidden %5d  heads %3d/%-3d  ffn %6d  vocab %6d  seq %5d\n", n.c_str(),
+                    m.total_params() / 1e9, m.layers, m.hidden, m.heads, m.kv_heads, m.ffn_hidden, m.vocab, m.seq_len);
+      }
+      return 0;
+    };
+  });
+}
+
+} // namespace clustersim
