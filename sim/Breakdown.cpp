@@ -23,19 +23,50 @@ double& comm_slot(Breakdown& b, Category c)
   }
 }
 
-/// Attributes [from, to) to task d: its running part to its category, earlier to bubble.
+/// The task that finished last among d's dependencies and its stream predecessor.
+TaskId blocker_of(const Workload& w, const ExecutionResult& r, TaskId d)
+{
+  TaskId best = static_cast<TaskId>(-1);
+  double latest = -1;
+  for (const TaskId* x = w.deps_begin(d); x != w.deps_end(d); ++x)
+    if (r.end[*x] > latest) {
+      latest = r.end[*x];
+      best = *x;
+    }
+  const Task& t = w.task(d);
+  const auto& prog = w.program(t.rank, t.stream);
+  auto it = std::lower_bound(prog.begin(), prog.end(), d);
+  if (it != prog.begin() && r.end[*(it - 1)] > latest)
+    best = *(it - 1);
+  return best;
+}
+
+/// Attributes [from, to) to what kept the compute stream waiting on task d: while d ran, its
+/// category; while d waited for its peers (a collective's other members, a transfer's other
+/// side), bubble; before d was even ready, whatever d itself waited for (its stream
+/// predecessor or a dependency), recursively.
 void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId d, double from, double to)
 {
-  if (to <= from)
-    return;
-  const Task& t = w.task(d);
-  if (t.kind == TaskKind::compute) {
-    b.other += to - from; // another stream's compute (not emitted by current strategies)
-    return;
+  while (to > from) {
+    const Task& t = w.task(d);
+    if (t.kind == TaskKind::compute) {
+      b.other += to - from; // another stream's compute (not emitted by current strategies)
+      return;
+    }
+    double running = std::max(from, std::min(to, r.start[d]));
+    comm_slot(b, t.category) += to - running;
+    double ready = std::max(from, std::min(running, r.ready[d]));
+    b.bubble += running - ready;
+    to = ready;
+    if (to <= from)
+      return;
+    TaskId next = blocker_of(w, r, d);
+    if (next == static_cast<TaskId>(-1)) {
+      b.other += to - from;
+      return;
+    }
+    d = next;
   }
-  double running = std::max(from, std::min(to, r.start[d]));
-  b.bubble += running - from;
-  comm_slot(b, t.category) += to - running;
 }
 
 } // namespace

@@ -47,7 +47,7 @@ ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>
   for (auto& ph : fp.phases) {
     ExecPhase e;
     e.sends.resize(ranks.size());
-    e.receives.assign(ranks.size(), 0);
+    e.receives.resize(ranks.size());
     double step = 0;
     double route_latency = 0;
     for (const auto& f : ph.flows) {
@@ -61,7 +61,7 @@ ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>
       scratch.clear();
       route_latency = std::max(route_latency, cluster_.route(a, b, scratch));
       e.sends[f.src].push_back(static_cast<std::uint32_t>(e.flows.size()));
-      ++e.receives[f.dst];
+      e.receives[f.dst].push_back(static_cast<std::uint32_t>(e.flows.size()));
       e.flows.push_back({f.src, f.dst, f.bytes / (c->efficiency * factor)});
     }
     e.extra_latency = ph.steps * (step + route_latency);
@@ -168,6 +168,16 @@ double CollectiveEngine::p2p_extra_latency(int from, int to, double bytes) const
   const ProtocolConstants* c = p2p_protocol(from, to, bytes);
   std::vector<int> route;
   return c->step_latency + c->base_latency + cluster_.route(from, to, route);
+}
+
+double CollectiveEngine::p2p_predicted(int from, int to, double bytes) const
+{
+  std::vector<int> route;
+  cluster_.route(from, to, route);
+  double bw = std::numeric_limits<double>::infinity();
+  for (int r : route)
+    bw = std::min(bw, cluster_.resources()[static_cast<std::size_t>(r)].bandwidth);
+  return p2p_extra_latency(from, to, bytes) + p2p_wire_bytes(from, to, bytes) / bw;
 }
 
 double CollectiveEngine::p2p_wire_bytes(int from, int to, double bytes) const

@@ -32,8 +32,8 @@ struct ExecPhase {
   /// to finish together at that time (NCCL's pipelined chunks move in lock-step with the
   /// slowest hop); contention from other traffic still slows the flows it touches.
   double wire_time = 0;
-  std::vector<std::vector<std::uint32_t>> sends; ///< per member: indices of flows it sends
-  std::vector<std::uint32_t> receives;           ///< per member: number of flows it receives
+  std::vector<std::vector<std::uint32_t>> sends;    ///< per member: indices of flows it sends
+  std::vector<std::vector<std::uint32_t>> receives; ///< per member: indices of flows it receives
   double extra_latency = 0;
 };
 
@@ -62,6 +62,10 @@ public:
   /// Point-to-point: the protocol with the lowest predicted time on the path.
   double p2p_extra_latency(int from, int to, double bytes) const;
   double p2p_wire_bytes(int from, int to, double bytes) const;
+  /// Time of a point-to-point transfer on idle links.
+  double p2p_predicted(int from, int to, double bytes) const;
+
+  const ClusterGraph& cluster() const { return cluster_; }
 
   /// Transport name of the path between two GPUs.
   const std::string& transport(int gpu_a, int gpu_b) const;

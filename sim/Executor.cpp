@@ -7,8 +7,10 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace sg4 = simgrid::s4u;
@@ -45,23 +47,27 @@ struct Rendezvous {
   Worker* waiting = nullptr;
 };
 
+/// What the executor knows about a collective call before the simulation starts.
+struct CallInfo {
+  const ExecPlan* plan = nullptr;
+  std::uint32_t present = 0; ///< simulated members
+  bool analytic = false;
+};
+
 class Run {
 public:
-  Run(const Workload& w, SimPlatform& p, CollectiveEngine& c) : w_(w), p_(p), c_(c)
+  Run(const Workload& w, SimPlatform& p, CollectiveEngine& c, const ExecutionOptions& o) : w_(w), p_(p), c_(c), o_(o)
   {
     const auto n = w.tasks().size();
     res_.ready.assign(n, -1);
     res_.start.assign(n, -1);
     res_.end.assign(n, -1);
     done_.assign(n, 0);
-    first_member_.assign(w.collectives().size(), 0);
-    std::vector<bool> seen(w.collectives().size(), false);
+    calls_.resize(w.collectives().size());
     for (TaskId t = 0; t < n; ++t) {
       const Task& task = w.task(t);
-      if (task.kind == TaskKind::collective && !seen[task.target]) {
-        seen[task.target] = true;
-        first_member_[task.target] = t;
-      }
+      if (task.kind == TaskKind::collective)
+        ++calls_[task.target].present;
     }
   }
 
@@ -70,7 +76,9 @@ public:
     // Plan every collective before the simulation starts: errors surface here rather than
     // inside an actor, and planning stays out of the simulated time loop.
     for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
-      c_.plan(w_, call);
+      calls_[call].plan = &c_.plan(w_, call);
+    find_exclusive();
+
     workers_.resize(static_cast<std::size_t>(w_.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w_.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {
@@ -180,59 +188,94 @@ public:
     const Task& recv = sender ? w_.task(t.target) : t;
     int from = static_cast<int>(send.rank);
     int to = static_cast<int>(recv.rank);
-    if (sender) {
-      Worker& dst = worker(recv.rank, recv.stream);
-      static int payload = 0;
-      ++res_.stats.flows;
-      auto comm = dst.mailbox->put_async(&payload, wire(c_.p2p_wire_bytes(from, to, send.amount)));
-      comm->wait();
+    if (sender)
+      ++res_.stats.transfers;
+    if (analytic_p2p(send)) {
+      if (sender)
+        ++res_.stats.analytic_transfers;
+      pause(c_.p2p_predicted(from, to, send.amount));
     } else {
-      int* slot = nullptr;
-      auto comm = me.mailbox->get_async<int>(&slot);
-      comm->wait();
-      rendezvous_.erase(key); // both sides are past the rendezvous once the data arrived
+      if (sender) {
+        Worker& dst = worker(recv.rank, recv.stream);
+        static int payload = 0;
+        ++res_.stats.flows;
+        auto comm = dst.mailbox->put_async(&payload, wire(c_.p2p_wire_bytes(from, to, send.amount)));
+        comm->wait();
+      } else {
+        int* slot = nullptr;
+        auto comm = me.mailbox->get_async<int>(&slot);
+        comm->wait();
+      }
+      pause(c_.p2p_extra_latency(from, to, send.amount));
     }
-    pause(c_.p2p_extra_latency(from, to, send.amount));
+    if (!sender)
+      rendezvous_.erase(key); // both sides are past the rendezvous once the data arrived
   }
 
   void run_collective(Worker& me, TaskId id, const Task& t)
   {
     const std::uint32_t call = t.target;
+    const CallInfo& info = calls_[call];
     const auto& group = w_.groups()[w_.collectives()[call].group].ranks;
-    const auto n = static_cast<std::uint32_t>(group.size());
-    const std::uint32_t self = id - first_member_[call];
+    const std::uint32_t self = t.member;
     Barrier& b = barriers_[call];
-    barrier(me, b, n);
+    barrier(me, b, info.present);
     res_.start[id] = sg4::Engine::get_clock();
-    if (self == 0)
+    bool first = ++collective_started_[call] == 1;
+    if (first) {
       ++res_.stats.collectives;
-    const ExecPlan& plan = c_.plan(w_, call);
-    static int payload = 0;
-    std::vector<sg4::CommPtr> comms;
-    for (const auto& ph : plan.phases) {
-      comms.clear();
-      for (std::uint32_t f : ph.sends[self]) {
-        const PlannedFlow& flow = ph.flows[f];
-        Worker& dst = worker(group[flow.dst], t.stream);
-        sg4::CommPtr c = dst.mailbox->put_init(&payload, wire(flow.bytes));
-        if (ph.wire_time > 0)
-          c->set_rate(flow.bytes / ph.wire_time);
-        c->start();
-        comms.push_back(c);
-        ++res_.stats.flows;
-      }
-      if (me.slots.size() < ph.receives[self])
-        me.slots.resize(ph.receives[self]);
-      for (std::uint32_t k = 0; k < ph.receives[self]; ++k)
-        comms.push_back(me.mailbox->get_async<int>(&me.slots[k]));
-      if (!comms.empty())
-        sg4::Comm::wait_all(comms);
-      barrier(me, b, n);
-      pause(ph.extra_latency);
+      if (info.analytic)
+        ++res_.stats.analytic_collectives;
     }
-    pause(plan.base_latency);
-    if (++collective_done_[call] == n) {
+    const ExecPlan& plan = *info.plan;
+    if (info.analytic) {
+      pause(plan.predicted_s);
+    } else {
+      static int payload = 0;
+      std::vector<sg4::CommPtr> comms;
+      for (const auto& ph : plan.phases) {
+        comms.clear();
+        auto rate_of = [&ph](const PlannedFlow& f) { return ph.wire_time > 0 ? f.bytes / ph.wire_time : -1.0; };
+        for (std::uint32_t f : ph.sends[self]) {
+          const PlannedFlow& flow = ph.flows[f];
+          std::uint32_t dst_rank = group[flow.dst];
+          sg4::CommPtr c;
+          if (w_.simulated(dst_rank)) {
+            c = worker(dst_rank, t.stream).mailbox->put_init(&payload, wire(flow.bytes));
+            if (rate_of(flow) > 0)
+              c->set_rate(rate_of(flow));
+            c->start();
+          } else { // to a mirror: issued host to host
+            c = host_to_host(static_cast<int>(t.rank), static_cast<int>(dst_rank), flow.bytes, rate_of(flow));
+          }
+          comms.push_back(c);
+          ++res_.stats.flows;
+        }
+        std::size_t slot = 0;
+        for (std::uint32_t f : ph.receives[self]) {
+          const PlannedFlow& flow = ph.flows[f];
+          std::uint32_t src_rank = group[flow.src];
+          if (w_.simulated(src_rank)) {
+            if (me.slots.size() <= slot)
+              me.slots.resize(slot + 1);
+            comms.push_back(me.mailbox->get_async<int>(&me.slots[slot++]));
+          } else { // from a mirror: this side issues it
+            sg4::CommPtr c =
+                host_to_host(static_cast<int>(src_rank), static_cast<int>(t.rank), flow.bytes, rate_of(flow));
+            comms.push_back(c);
+            ++res_.stats.flows;
+          }
+        }
+        if (!comms.empty())
+          sg4::Comm::wait_all(comms);
+        barrier(me, b, info.present);
+        pause(ph.extra_latency);
+      }
+      pause(plan.base_latency);
+    }
+    if (++collective_done_[call] == info.present) {
       collective_done_.erase(call);
+      collective_started_.erase(call);
       barriers_.erase(call);
     }
   }
@@ -244,16 +287,97 @@ public:
 private:
   static std::uint64_t wire(double bytes) { return static_cast<std::uint64_t>(std::ceil(std::max(0.0, bytes))); }
 
+  /// A started comm between two hosts (in SimGrid 3.32 setting both hosts starts it, so the
+  /// rate and size are set first).
+  sg4::CommPtr host_to_host(int from, int to, double bytes, double rate)
+  {
+    sg4::CommPtr c = sg4::Comm::sendto_init();
+    if (rate > 0)
+      c->set_rate(rate);
+    c->set_payload_size(wire(bytes));
+    c->set_source(p_.host(from));
+    c->set_destination(p_.host(to));
+    return c;
+  }
+
+  bool analytic_p2p(const Task& send) const
+  {
+    auto it = p2p_analytic_.find(std::make_tuple(send.rank, w_.task(send.target).rank, static_cast<int>(send.stream)));
+    return it != p2p_analytic_.end() && it->second;
+  }
+
+  /// Marks the calls and transfers whose resources no other (group, stream) or transfer
+  /// stream ever uses: they cannot be contended.
+  void find_exclusive()
+  {
+    if (!o_.analytic_when_exclusive)
+      return;
+    const ClusterGraph& cg = c_.cluster();
+    constexpr int kShared = -2;
+    std::unordered_map<int, int> owner; // resource -> user id, or kShared
+    std::map<std::tuple<std::uint32_t, int>, int> coll_user;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, int>, int> p2p_user;
+    std::map<int, std::vector<int>> user_resources;
+    std::vector<int> route;
+    auto use = [&](int user, int a, int b) {
+      route.clear();
+      cg.route(a, b, route);
+      for (int r : route) {
+        auto [it, inserted] = owner.emplace(r, user);
+        if (!inserted && it->second != user)
+          it->second = kShared;
+        user_resources[user].push_back(r);
+      }
+    };
+    std::map<std::tuple<const ExecPlan*, std::uint32_t, int>, bool> seen;
+    std::vector<int> call_user(w_.collectives().size(), -1);
+    for (TaskId t = 0; t < w_.tasks().size(); ++t) {
+      const Task& task = w_.task(t);
+      if (task.kind == TaskKind::collective && call_user[task.target] < 0) {
+        const CollectiveCall& call = w_.collectives()[task.target];
+        auto key = std::make_tuple(call.group, static_cast<int>(task.stream));
+        auto [it, inserted] = coll_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+        call_user[task.target] = it->second;
+        const ExecPlan* plan = calls_[task.target].plan;
+        if (!seen.emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
+          continue;
+        const auto& group = w_.groups()[call.group].ranks;
+        for (const auto& ph : plan->phases)
+          for (const auto& f : ph.flows)
+            if (w_.simulated(group[f.src]) || w_.simulated(group[f.dst]))
+              use(it->second, static_cast<int>(group[f.src]), static_cast<int>(group[f.dst]));
+      } else if (task.kind == TaskKind::send) {
+        auto key = std::make_tuple(task.rank, w_.task(task.target).rank, static_cast<int>(task.stream));
+        auto [it, inserted] = p2p_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+        if (inserted)
+          use(it->second, static_cast<int>(task.rank), static_cast<int>(w_.task(task.target).rank));
+      }
+    }
+    auto exclusive = [&](int user) {
+      for (int r : user_resources[user])
+        if (owner[r] != user)
+          return false;
+      return true;
+    };
+    for (std::uint32_t call = 0; call < calls_.size(); ++call)
+      calls_[call].analytic = call_user[call] >= 0 && exclusive(call_user[call]);
+    for (const auto& [key, user] : p2p_user)
+      p2p_analytic_[key] = exclusive(user);
+  }
+
   const Workload& w_;
   SimPlatform& p_;
   CollectiveEngine& c_;
+  ExecutionOptions o_;
   ExecutionResult res_;
   std::vector<std::uint8_t> done_;
-  std::vector<TaskId> first_member_;
+  std::vector<CallInfo> calls_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_analytic_;
   std::vector<Worker> workers_;
   std::unordered_map<TaskId, std::vector<Worker*>> waiters_;
   std::unordered_map<std::uint32_t, Barrier> barriers_;
   std::unordered_map<std::uint32_t, std::uint32_t> collective_done_;
+  std::unordered_map<std::uint32_t, std::uint32_t> collective_started_;
   std::unordered_map<TaskId, Rendezvous> rendezvous_;
 };
 
@@ -286,9 +410,10 @@ void Worker::operator()()
 
 } // namespace
 
-ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives)
+ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives,
+                        const ExecutionOptions& options)
 {
-  Run run(w, platform, collectives);
+  Run run(w, platform, collectives, options);
   return run.go();
 }
 

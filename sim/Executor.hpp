@@ -3,10 +3,19 @@
 ///
 /// One SimGrid actor per busy (rank, stream), on the rank's GPU host, walks its stream in
 /// order: it waits for a task's dependencies, then runs it — compute as a SimGrid execution
-/// of seconds × host speed, point-to-point as one mailbox comm between the two GPUs after both
-/// sides are ready, a collective as its algorithm's flows (each member posts the flows it
-/// sends and receives; phases are separated by barriers) followed by the analytic latency.
-/// Flows issued by many actors keep SimGrid 3.32 off its per-issuer linear scans.
+/// of seconds × host speed, point-to-point after both sides are ready, a collective after
+/// every (simulated) member has arrived: its algorithm's flows phase by phase (separated by
+/// barriers), then the analytic latency.
+///
+/// Two shortcuts, both exact:
+///  * A collective (or transfer) whose links no other group or stream ever uses cannot be
+///    contended; on idle links its paced flows take exactly the predicted time, so it runs as
+///    a delay of that time instead of flows.
+///  * In a folded workload, mirror ranks have no tasks; a flow between a simulated rank and a
+///    mirror is issued by the simulated side (host to host), a flow between two mirrors is
+///    dropped (it mirrors one that is simulated).
+/// Flows between simulated ranks are mailbox comms posted by both actors, which keeps
+/// SimGrid 3.32 off its per-issuer linear scans.
 
 #include "CollectiveEngine.hpp"
 #include "SimPlatform.hpp"
@@ -22,7 +31,15 @@ struct ExecutionStats {
   std::size_t executions = 0; ///< SimGrid Exec activities
   std::size_t flows = 0;      ///< SimGrid comms
   std::size_t sleeps = 0;
-  std::size_t collectives = 0; ///< collective calls run
+  std::size_t collectives = 0;          ///< collective calls run
+  std::size_t analytic_collectives = 0; ///< of which run as a delay (links nobody else uses)
+  std::size_t transfers = 0;            ///< point-to-point transfers
+  std::size_t analytic_transfers = 0;
+};
+
+struct ExecutionOptions {
+  /// Run contention-free collectives and transfers as delays (exact; off only to test it).
+  bool analytic_when_exclusive = true;
 };
 
 struct ExecutionResult {
@@ -34,6 +51,7 @@ struct ExecutionResult {
 };
 
 /// Executes `w`; throws std::logic_error if the workload deadlocks.
-ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives);
+ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives,
+                        const ExecutionOptions& options = {});
 
 } // namespace clustersim

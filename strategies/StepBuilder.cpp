@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace clustersim {
 
@@ -25,16 +26,23 @@ std::string data_parallel_strategy_name(int zero)
 
 // ------------------------------------------------------------------ StepContext
 
-StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout) : w_(w), cost_(cost), layout_(layout)
+StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout, bool folded)
+    : w_(w), cost_(cost), layout_(layout)
 {
   const int p = layout.size(Dim::pp);
   stage_ranks_.resize(static_cast<std::size_t>(p));
   position_.assign(static_cast<std::size_t>(layout.ranks()), -1);
+  std::vector<std::uint32_t> simulated;
   for (int r = 0; r < layout.ranks(); ++r) {
+    if (folded && (layout.coord(r, Dim::tp) != 0 || layout.coord(r, Dim::cp) != 0 || layout.coord(r, Dim::dp) != 0))
+      continue;
     auto& v = stage_ranks_[static_cast<std::size_t>(layout.coord(r, Dim::pp))];
     position_[static_cast<std::size_t>(r)] = static_cast<int>(v.size());
     v.push_back(static_cast<std::uint32_t>(r));
+    simulated.push_back(static_cast<std::uint32_t>(r));
   }
+  if (folded)
+    w_.simulate_only(simulated);
   units_.resize(static_cast<std::size_t>(p));
   algo_ = w_.algo_index(cost.training().collective_algo);
 }
@@ -59,14 +67,13 @@ const std::vector<std::uint32_t>& StepContext::groups(int stage, Dim a, Dim b)
   if (it != group_cache_.end())
     return it->second;
   std::vector<std::uint32_t> ids;
-  std::vector<bool> seen(stage_ranks(stage).size(), false);
+  std::unordered_set<std::uint32_t> leaders; // smallest member of each group made so far
   for (std::uint32_t r : stage_ranks(stage)) {
-    if (seen[static_cast<std::size_t>(position(r))])
-      continue;
     std::vector<std::uint32_t> members =
         b == Dim::pp ? layout_.group(static_cast<int>(r), {a}) : layout_.group(static_cast<int>(r), {a, b});
-    for (auto m : members)
-      seen[static_cast<std::size_t>(position(m))] = true;
+    std::uint32_t leader = *std::min_element(members.begin(), members.end());
+    if (!leaders.insert(leader).second)
+      continue;
     if (members.size() > 1)
       ids.push_back(w_.add_group(std::move(members)));
   }
@@ -84,11 +91,12 @@ std::vector<TaskId> StepContext::collective(int stage, const std::vector<std::ui
     if (!deps.empty()) {
       d.reserve(members.size());
       for (auto m : members)
-        d.push_back(deps[static_cast<std::size_t>(position(m))]);
+        d.push_back(position(m) >= 0 ? deps[static_cast<std::size_t>(position(m))] : std::vector<TaskId>{});
     }
     auto tasks = w_.add_collective(op, g, bytes, stream, label, d, algo_);
     for (std::size_t i = 0; i < members.size(); ++i)
-      out[static_cast<std::size_t>(position(members[i]))] = tasks[i];
+      if (position(members[i]) >= 0)
+        out[static_cast<std::size_t>(position(members[i]))] = tasks[i];
   }
   return out;
 }
@@ -126,8 +134,8 @@ PerPos single(const std::vector<TaskId>& tasks)
 
 class Builder {
 public:
-  Builder(const CostModel& cost, Workload& w, const Layout& layout)
-      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout), w_(w), layout_(layout)
+  Builder(const CostModel& cost, Workload& w, const Layout& layout, bool fold)
+      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold), w_(w), layout_(layout)
   {
     attn_ = cost.attention_block();
     mlp_ = cost.mlp_block();
@@ -544,13 +552,14 @@ StepPlan Builder::run()
 
 } // namespace
 
-StepPlan build_step(const CostModel& cost)
+StepPlan build_step(const CostModel& cost, bool fold)
 {
   const TrainingSpec& t = cost.training();
   Layout layout(t);
   StepPlan plan;
+  plan.folded = fold;
   plan.workload = Workload(static_cast<std::uint32_t>(layout.ranks()));
-  Builder b(cost, plan.workload, layout);
+  Builder b(cost, plan.workload, layout, fold);
   StepPlan meta = b.run();
   plan.layers_per_stage = std::move(meta.layers_per_stage);
   plan.params_per_stage = std::move(meta.params_per_stage);

@@ -52,7 +52,9 @@ using DataParallelRegistry = Registry<DataParallelStrategy>;
 /// Everything the emitters share while building one step.
 class StepContext {
 public:
-  StepContext(Workload& w, const CostModel& cost, const Layout& layout);
+  /// `folded`: only the representative of every stage (tp, cp and dp coordinates 0) is
+  /// emitted; the other ranks mirror it (see Workload).
+  StepContext(Workload& w, const CostModel& cost, const Layout& layout, bool folded);
 
   Workload& workload() { return w_; }
   const CostModel& cost() const { return cost_; }
@@ -99,12 +101,16 @@ private:
 /// What was built, with what the report needs to explain it.
 struct StepPlan {
   Workload workload;
+  bool folded = false;
   std::vector<int> layers_per_stage;
   std::vector<double> params_per_stage; ///< per rank, after TP/EP sharding
 };
 
-/// Builds the step. Throws std::invalid_argument for an unknown schedule or DP strategy.
-StepPlan build_step(const CostModel& cost);
+/// Builds the step. With `fold`, emits one representative rank per pipeline stage: tensor-,
+/// context- and data-parallel peers do exactly the same work, so they are mirrors (exact only
+/// when they cannot contend for shared links; the caller decides, see replica_contention()).
+/// Throws std::invalid_argument for an unknown schedule or DP strategy.
+StepPlan build_step(const CostModel& cost, bool fold = false);
 
 /// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
 std::string data_parallel_strategy_name(int zero);

@@ -40,6 +40,23 @@ const char* to_string(CollOp op)
 
 Workload::Workload(std::uint32_t ranks) : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount) {}
 
+void Workload::simulate_only(const std::vector<std::uint32_t>& ranks)
+{
+  simulated_.assign(ranks_, 0);
+  for (auto r : ranks)
+    simulated_[r] = 1;
+}
+
+std::uint32_t Workload::simulated_ranks() const
+{
+  if (simulated_.empty())
+    return ranks_;
+  std::uint32_t n = 0;
+  for (auto s : simulated_)
+    n += s;
+  return n;
+}
+
 std::uint32_t Workload::add_group(std::vector<std::uint32_t> ranks)
 {
   groups_.push_back(RankGroup{std::move(ranks)});
@@ -69,6 +86,7 @@ std::uint8_t Workload::name_index(const std::string& name)
 TaskId Workload::push(Task t, const std::vector<TaskId>& deps)
 {
   assert(t.rank < ranks_);
+  assert(simulated(t.rank));
   TaskId id = static_cast<TaskId>(tasks_.size());
   t.deps_begin = static_cast<std::uint32_t>(deps_.size());
   t.deps_count = static_cast<std::uint32_t>(deps.size());
@@ -139,7 +157,12 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
   out.reserve(members.size());
   static const std::vector<TaskId> none;
   for (std::size_t i = 0; i < members.size(); ++i) {
+    if (!simulated(members[i])) {
+      out.push_back(static_cast<TaskId>(-1));
+      continue;
+    }
     Task t;
+    t.member = static_cast<std::uint32_t>(i);
     t.kind = TaskKind::collective;
     t.amount = bytes;
     t.target = call;

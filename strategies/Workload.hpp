@@ -9,6 +9,10 @@
 /// collective makes progress only once all ranks have launched it).
 ///
 /// Strategies never see SimGrid; the simulator never sees a transformer. Ranks are GPU ids.
+///
+/// A workload may be *folded*: only some ranks are simulated (they have programs), the others
+/// mirror one of them exactly (symmetric replicas). Groups still list every member, so
+/// collectives involving mirrors keep their real flows and paths; mirrors just have no tasks.
 
 #include <cstdint>
 #include <string>
@@ -65,6 +69,7 @@ struct Task {
   std::uint32_t deps_begin = 0;
   std::uint32_t deps_count = 0;
   std::uint32_t rank = 0;
+  std::uint32_t member = 0; ///< collective: index of this rank in the call's group
   std::int32_t micro_batch = -1;
   std::int16_t layer = -1;
   TaskKind kind = TaskKind::compute;
@@ -94,6 +99,11 @@ public:
   explicit Workload(std::uint32_t ranks = 0);
 
   std::uint32_t ranks() const { return ranks_; }
+  /// Whether a rank has tasks (false for the mirrors of a folded workload).
+  bool simulated(std::uint32_t rank) const { return simulated_.empty() || simulated_[rank]; }
+  /// Restricts task creation to these ranks (call before adding tasks).
+  void simulate_only(const std::vector<std::uint32_t>& ranks);
+  std::uint32_t simulated_ranks() const;
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const std::vector<RankGroup>& groups() const { return groups_; }
@@ -129,7 +139,7 @@ public:
                                     Stream recv_stream, const Label& label, const std::vector<TaskId>& send_deps,
                                     const std::vector<TaskId>& recv_deps);
   /// A collective call; `deps[i]` are the dependencies of member i's task. Returns the member
-  /// tasks in group order.
+  /// tasks in group order (-1 for members that are not simulated).
   std::vector<TaskId> add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream, const Label& label,
                                      const std::vector<std::vector<TaskId>>& deps, std::uint16_t algo = 0);
 
@@ -139,6 +149,7 @@ private:
   TaskId push(Task t, const std::vector<TaskId>& deps);
 
   std::uint32_t ranks_;
+  std::vector<std::uint8_t> simulated_; ///< empty: every rank
   std::vector<Task> tasks_;
   std::vector<TaskId> deps_;
   std::vector<std::vector<TaskId>> programs_;

@@ -1,9 +1,13 @@
 // Strategies emit the tasks their closed forms predict; executed, the compute stream runs
 // exactly what the cost model priced.
+#include "CollectiveBench.hpp"
 #include "Isolated.hpp"
 #include "Simulation.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
+
+#include <sstream>
+#include <tuple>
 
 #include <doctest/doctest.h>
 
@@ -76,4 +80,182 @@ TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
     }
   CHECK(buckets > 1);
   CHECK(buckets <= static_cast<std::size_t>(e.model.total_params() * grad_bytes / e.training.bucket_bytes) + 1);
+}
+
+#include "Breakdown.hpp"
+#include "CollectiveEngine.hpp"
+#include "SimPlatform.hpp"
+
+#include <fstream>
+
+namespace {
+
+/// A platform where communication is (almost) free: huge links, no latencies.
+struct FreeComm {
+  PlatformSpec platform;
+  ProtocolTable protocols;
+  FreeComm()
+  {
+    std::string dir = clustersim::test::temp_dir();
+    std::ofstream(dir + "/free.yaml") << R"(name: free
+node:
+  gpu: a100-sxm4-80gb
+  gpus: 8
+  scale_up: {kind: nvswitch, bandwidth: 1000000TBps, latency: 0us, transport: free}
+  pcie: {bandwidth: 1000000TBps, latency: 0us, transport: free}
+  nics: {count: 8, bandwidth: 1000000TBps, latency: 0us, transport: free}
+fabric: {kind: fat-tree, radix: 64, switch_latency: 0us}
+)";
+    std::ofstream(dir + "/free-coll.yaml")
+        << "transports:\n  free:\n    simple: {step_latency: 0us, efficiency: 1, base_latency: 0us}\n";
+    platform = load_platform(dir + "/free.yaml", catalog().gpus());
+    protocols = ProtocolTable::load(dir + "/free-coll.yaml");
+  }
+};
+
+ModelSpec uniform_model(int layers)
+{
+  ModelSpec m;
+  m.name = "uniform";
+  m.layers = layers;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.ffn_hidden = 16384;
+  m.vocab = 64; // embedding and logits negligible: stages do equal work
+  m.seq_len = 2048;
+  return m;
+}
+
+Breakdown run_free(const TrainingSpec& t, int layers, double* step = nullptr)
+{
+  std::string out = run_isolated([&] {
+    FreeComm free;
+    CostModel cost(uniform_model(layers), t, free.platform.node.gpu);
+    StepPlan plan = build_step(cost);
+    ClusterGraph cg = ClusterGraph::build(free.platform, t.gpus() < 8 ? 8 : t.gpus());
+    SimPlatform sp(cg, 312e12);
+    CollectiveEngine ce(cg, free.protocols);
+    ExecutionResult r = execute(plan.workload, sp, ce);
+    Breakdown b = analyze_rank(plan.workload, r, 0);
+    return std::to_string(b.step) + " " + std::to_string(b.bubble) + " " + std::to_string(b.optimizer) + " " +
+           std::to_string(b.compute);
+  });
+  Breakdown b;
+  std::istringstream in(out);
+  in >> b.step >> b.bubble >> b.optimizer >> b.compute;
+  if (step)
+    *step = b.step;
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("pipeline bubble: (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) interleaved")
+{
+  for (auto [p, m, v, sched] : std::vector<std::tuple<int, int, int, Schedule>>{{4, 8, 1, Schedule::one_f_one_b},
+                                                                                {4, 8, 1, Schedule::gpipe},
+                                                                                {8, 16, 1, Schedule::one_f_one_b},
+                                                                                {4, 8, 2, Schedule::interleaved},
+                                                                                {4, 12, 3, Schedule::interleaved}}) {
+    TrainingSpec t;
+    t.pp = p;
+    t.vpp = v;
+    t.schedule = sched;
+    t.micro_batch = 1;
+    t.global_batch = m;
+    t.flash_attention = true;
+    Breakdown b = run_free(t, 24);
+    double fraction = b.bubble / (b.step - b.optimizer);
+    double expected = (p - 1.0) / (v * m + p - 1.0);
+    CAPTURE(p);
+    CAPTURE(m);
+    CAPTURE(v);
+    CHECK(fraction == doctest::Approx(expected).epsilon(0.02));
+  }
+}
+
+TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, AG/RS pairs with SP")
+{
+  ExperimentSpec e = dp_experiment(8);
+  e.training.tp = 8;
+  e.training.dp = 1;
+  e.training.global_batch = 2;
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  auto count = [&](const Workload& w, CollOp op) {
+    int n = 0;
+    for (const auto& c : w.collectives())
+      if (c.category == Category::tp_comm && c.op == op) {
+        CHECK(c.bytes == doctest::Approx(cost.tp_message_bytes()));
+        ++n;
+      }
+    return n;
+  };
+  const int mbs = e.training.micro_batches();
+  const int layers = e.model.layers;
+  StepPlan plain = build_step(cost);
+  // per layer and micro-batch: 2 forward + 2 backward; plus the vocab-parallel embedding's
+  // forward all-reduce and the logits' backward all-reduce
+  CHECK(count(plain.workload, CollOp::all_reduce) == mbs * (4 * layers + 2));
+
+  e.training.sequence_parallel = true;
+  CostModel sp_cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan sp = build_step(sp_cost);
+  // forward: AG before each block, RS after; backward: AG of the output gradient, RS of the
+  // input gradient, and the input re-gather for the weight gradient
+  int ag = 0, rs = 0;
+  for (const auto& c : sp.workload.collectives()) {
+    if (c.category != Category::tp_comm)
+      continue;
+    ag += c.op == CollOp::all_gather;
+    rs += c.op == CollOp::reduce_scatter;
+  }
+  CHECK(ag == mbs * (2 * layers + 4 * layers + 2)); // + logits forward and embedding backward gathers
+  CHECK(rs == mbs * (2 * layers + 2 * layers + 2)); // + embedding forward and logits backward
+}
+
+TEST_CASE("ZeRO-3 moves 1.5x the bytes of DDP")
+{
+  auto traffic = [](int zero) {
+    ExperimentSpec e = dp_experiment(16);
+    e.training.zero = zero;
+    e.training.precision = Precision::fp16; // gradients and parameters both 2 bytes
+    e.training.micro_batch = 1;
+    e.training.global_batch = 16; // one micro-batch
+    CostModel cost(e.model, e.training, e.platform.node.gpu);
+    StepPlan plan = build_step(cost);
+    double bytes = 0;
+    for (const auto& c : plan.workload.collectives())
+      if (c.category == Category::dp_comm)
+        bytes += c.bytes * bus_factor(c.op, 16);
+    return bytes;
+  };
+  double ddp = traffic(0);
+  CHECK(ddp ==
+        doctest::Approx(2.0 * 15 / 16 * 2 * load_model_preset("gpt3-1.3b", catalog().models_dir(), {}).total_params()));
+  CHECK(traffic(3) == doctest::Approx(1.5 * ddp).epsilon(1e-9));
+  CHECK(traffic(1) == doctest::Approx(ddp).epsilon(1e-9)); // reduce-scatter + all-gather = one all-reduce
+}
+
+TEST_CASE("event counts per rank follow the schedule")
+{
+  ExperimentSpec e = dp_experiment(8);
+  e.training.pp = 4;
+  e.training.dp = 2;
+  e.training.micro_batch = 1;
+  e.training.global_batch = 16; // 8 micro-batches per pipeline
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan plan = build_step(cost);
+  const Workload& w = plan.workload;
+  const int m = 8;
+  const int l = e.model.layers / 4;
+  // stage 1 (rank 2): per micro-batch forward 2l blocks, backward 2l; one optimizer step
+  CHECK(w.program(2, Stream::compute).size() == static_cast<std::size_t>(m * 4 * l + 1));
+  CHECK(w.program(2, Stream::pp_recv_fwd).size() == static_cast<std::size_t>(m));
+  CHECK(w.program(2, Stream::pp_send_fwd).size() == static_cast<std::size_t>(m));
+  CHECK(w.program(2, Stream::pp_recv_bwd).size() == static_cast<std::size_t>(m));
+  CHECK(w.program(2, Stream::pp_send_bwd).size() == static_cast<std::size_t>(m));
+  // the first stage also embeds, the last also computes the logits
+  CHECK(w.program(0, Stream::compute).size() == static_cast<std::size_t>(m * (4 * l + 2) + 1));
+  CHECK(w.program(0, Stream::pp_recv_fwd).empty());
 }

@@ -148,6 +148,17 @@ void read_nics(YamlMap m, NodeSpec& node)
 
 } // namespace
 
+std::string replica_contention(const PlatformSpec& p)
+{
+  if (p.node.scale_up != ScaleUpKind::nvswitch)
+    return std::string("GPUs share ") + (p.node.scale_up == ScaleUpKind::pcie ? "PCIe switches" : "NVLink mesh paths");
+  if (p.node.nics > 0 && p.node.nics != p.node.gpus)
+    return std::to_string(p.node.gpus) + " GPUs share " + std::to_string(p.node.nics) + " NICs per node";
+  if (p.node.nics > 0 && p.fabric.oversubscription > 1.0)
+    return "the fabric is oversubscribed " + std::to_string(p.fabric.oversubscription).substr(0, 4) + ":1";
+  return "";
+}
+
 PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus)
 {
   PlatformSpec p;

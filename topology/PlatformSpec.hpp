@@ -89,6 +89,13 @@ struct PlatformSpec {
   int gpus_per_domain() const { return node.gpus * node.domain_nodes; }
 };
 
+/// Empty when GPUs doing identical work cannot slow one another on this platform — NVSwitch
+/// scale-up (every GPU has private switch ports), one NIC per GPU, and leaves that are not
+/// oversubscribed (a leaf's up-link bundle carries all its NICs at line rate, so no bundle can
+/// be a bottleneck: every flow's bottleneck is at its own endpoints). Otherwise the reason.
+/// Folding symmetric replicas into one simulated rank is exact only in the first case.
+std::string replica_contention(const PlatformSpec& p);
+
 /// Reads a platform file; the GPU is looked up in `gpus`. Errors are ConfigErrors in the file.
 PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus);
 

@@ -47,6 +47,9 @@ public:
   std::vector<YamlNode> items() const;
   std::vector<std::pair<YamlNode, YamlNode>> entries() const;
 
+  /// The underlying yaml-cpp node (for the config layer's own edits, e.g. sweep points).
+  const YAML::Node& raw() const { return node_; }
+
 private:
   YAML::Node node_;
   std::shared_ptr<const std::string> file_;

@@ -36,11 +36,15 @@ void read_case_sections(YamlMap& map, const Catalog& catalog, ExperimentSpec& e)
 
 ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog)
 {
+  return parse_experiment(YamlNode::load_file(path), catalog);
+}
+
+ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
+{
   ExperimentSpec e;
-  e.file = path;
-  YamlNode root = YamlNode::load_file(path);
+  e.file = root.file();
   YamlMap top(root, "experiment");
-  e.name = top.get_string("name", path);
+  e.name = top.get_string("name", e.file);
   e.description = top.get_string("description", "");
   read_case_sections(top, catalog, e);
   if (auto b = top.find("baseline")) {
@@ -53,6 +57,17 @@ ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog)
              "a multiple of tp*pp*cp");
     bm.finish();
   }
+  if (auto s = top.find("simulation")) {
+    YamlMap sm(*s, "simulation");
+    e.mode = sm.get_choice("mode", "auto", {"auto", "full"});
+    sm.finish();
+  }
+  if (auto b = top.find("budget")) {
+    YamlMap bm(*b, "budget");
+    e.budget_tokens = bm.require("tokens").as_number(1, 1e18);
+    bm.finish();
+  }
+  top.allow({"sweep", "plot"});
   top.finish();
   return e;
 }

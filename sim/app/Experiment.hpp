@@ -20,11 +20,17 @@ struct ExperimentSpec {
   int gpus = 0;
   TrainingSpec training;
   int baseline_gpus = 0; ///< scaling-efficiency baseline; 0 = one node
+  /// "auto": fold symmetric replicas when they cannot contend (exact); "full": every rank.
+  std::string mode = "auto";
+  double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
 };
 
 /// Reads `model`, `cluster` and `training` from `map` (the other keys are the caller's).
 void read_case_sections(YamlMap& map, const Catalog& catalog, ExperimentSpec& out);
 
 ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog);
+/// Parses an experiment document (keys: name, description, model, cluster, training,
+/// baseline, simulation, budget; `sweep` and `plot` are accepted and read elsewhere).
+ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog);
 
 } // namespace clustersim

@@ -6,6 +6,7 @@
 #include "Layout.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
+#include "Trace.hpp"
 #include "Units.hpp"
 
 #include <cstdio>
@@ -13,11 +14,16 @@
 
 namespace clustersim {
 
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog)
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
 {
   ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
   CostModel cost(e.model, e.training, e.platform.node.gpu);
-  StepPlan plan = build_step(cost);
+  // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
+  // they cannot contend for links (then folding is exact); otherwise simulate every rank.
+  const std::string contention = replica_contention(e.platform);
+  const bool replicas = e.training.tp * e.training.cp * e.training.dp > 1;
+  const bool fold = e.mode == "auto" && contention.empty() && replicas;
+  StepPlan plan = build_step(cost, fold);
   const double peak = e.platform.node.gpu.peak(e.training.precision);
   SimPlatform platform(cluster, peak);
   CollectiveEngine collectives(cluster, catalog.protocols());
@@ -30,6 +36,17 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog)
   m.gpus = e.gpus;
   m.training = e.training;
   m.tasks = plan.workload.tasks().size();
+  m.simulated_ranks = plan.workload.simulated_ranks();
+  m.mode = fold ? "folded" : "full";
+  if (fold)
+    m.mode_reason = "tensor-, context- and data-parallel replicas mirror one rank per stage; they cannot contend on " +
+                    e.platform.name;
+  else if (e.mode == "full")
+    m.mode_reason = "every rank simulated, as requested";
+  else if (!replicas)
+    m.mode_reason = "no replicas to fold";
+  else
+    m.mode_reason = "every rank simulated: replicas can contend (" + contention + ")";
   m.stats = res.stats;
   m.step_time_s = res.makespan;
   m.model_flops_per_step = cost.model_flops_per_step();
@@ -42,6 +59,14 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog)
   m.tokens_per_s_per_gpu = m.tokens_per_s / gpus;
   m.tflops_per_gpu_model = m.model_flops_per_step / m.step_time_s / gpus / 1e12;
   m.tflops_per_gpu_hardware = m.hardware_flops_per_step / m.step_time_s / gpus / 1e12;
+  m.budget_tokens = e.budget_tokens;
+  m.time_to_train_s = e.budget_tokens / m.tokens_per_s;
+  m.gpu_hours = m.time_to_train_s / 3600 * gpus;
+  const double nodes = gpus / e.platform.node.gpus;
+  const double watts =
+      (gpus * e.platform.node.gpu.tdp_watts + nodes * e.platform.cost.node_overhead_watts) * e.platform.cost.pue;
+  m.energy_mwh = watts * m.time_to_train_s / 3600 / 1e6;
+  m.cost_usd = m.gpu_hours * e.platform.cost.usd_per_gpu_hour;
   std::uint32_t rank = busiest_rank(plan.workload, res);
   m.breakdown = analyze_rank(plan.workload, res, rank);
   m.compute_s = m.breakdown.compute;
@@ -49,6 +74,8 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog)
   Layout layout(e.training);
   m.critical_stage = layout.coord(static_cast<int>(rank), Dim::pp);
   m.memory = cost.peak_memory();
+  if (trace)
+    *trace = chrome_trace(plan.workload, res, cluster, e.name);
   return m;
 }
 
@@ -73,7 +100,7 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
   return b;
 }
 
-RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog)
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
 {
   ExperimentSpec base = baseline_of(e);
   double base_per_gpu = 0;
@@ -81,7 +108,7 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog)
     RunMetrics b = simulate_isolated(base, catalog);
     base_per_gpu = b.tokens_per_s_per_gpu;
   }
-  RunMetrics m = simulate(e, catalog);
+  RunMetrics m = simulate(e, catalog, trace);
   m.baseline_gpus = base.gpus;
   m.scaling_efficiency = base.gpus == e.gpus ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
   return m;
@@ -120,6 +147,12 @@ Json to_json(const RunMetrics& m)
   j["tflops_per_gpu_hardware"] = m.tflops_per_gpu_hardware;
   j["scaling_efficiency"] = m.scaling_efficiency;
   j["baseline_gpus"] = m.baseline_gpus;
+  j["budget_tokens"] = m.budget_tokens;
+  j["time_to_train_s"] = m.time_to_train_s;
+  j["time_to_train_days"] = m.time_to_train_s / 86400;
+  j["gpu_hours"] = m.gpu_hours;
+  j["energy_mwh"] = m.energy_mwh;
+  j["cost_usd"] = m.cost_usd;
   j["model_flops_per_step"] = m.model_flops_per_step;
   j["hardware_flops_per_step"] = m.hardware_flops_per_step;
   j["params"] = m.params;
@@ -141,11 +174,17 @@ Json to_json(const RunMetrics& m)
                  {"fits", mem.fits},
                  {"dominant", mem.dominant},
                  {"stage", mem.stage}};
-  j["simulation"] = {{"tasks", m.tasks},
+  j["simulation"] = {{"mode", m.mode},
+                     {"reason", m.mode_reason},
+                     {"simulated_ranks", m.simulated_ranks},
+                     {"tasks", m.tasks},
                      {"actors", m.stats.actors},
                      {"executions", m.stats.executions},
                      {"flows", m.stats.flows},
-                     {"collectives", m.stats.collectives}};
+                     {"collectives", m.stats.collectives},
+                     {"analytic_collectives", m.stats.analytic_collectives},
+                     {"transfers", m.stats.transfers},
+                     {"analytic_transfers", m.stats.analytic_transfers}};
   return j;
 }
 
@@ -177,6 +216,11 @@ RunMetrics metrics_from_json(const Json& j)
   m.tflops_per_gpu_hardware = j.at("tflops_per_gpu_hardware");
   m.scaling_efficiency = j.at("scaling_efficiency");
   m.baseline_gpus = j.at("baseline_gpus");
+  m.budget_tokens = j.at("budget_tokens");
+  m.time_to_train_s = j.at("time_to_train_s");
+  m.gpu_hours = j.at("gpu_hours");
+  m.energy_mwh = j.at("energy_mwh");
+  m.cost_usd = j.at("cost_usd");
   m.model_flops_per_step = j.at("model_flops_per_step");
   m.hardware_flops_per_step = j.at("hardware_flops_per_step");
   m.params = j.at("params");
@@ -212,6 +256,12 @@ RunMetrics metrics_from_json(const Json& j)
   m.stats.executions = s.at("executions");
   m.stats.flows = s.at("flows");
   m.stats.collectives = s.at("collectives");
+  m.stats.analytic_collectives = s.at("analytic_collectives");
+  m.stats.transfers = s.at("transfers");
+  m.stats.analytic_transfers = s.at("analytic_transfers");
+  m.mode = s.at("mode");
+  m.mode_reason = s.at("reason");
+  m.simulated_ranks = s.at("simulated_ranks");
   return m;
 }
 
@@ -253,6 +303,11 @@ std::string format_report(const RunMetrics& m)
   line("tokens/s per GPU", num(m.tokens_per_s_per_gpu, 1));
   std::snprintf(buf, sizeof buf, "%.1f %% (vs %d GPUs)", 100 * m.scaling_efficiency, m.baseline_gpus);
   line("scaling efficiency", buf);
+  std::snprintf(buf, sizeof buf, "%.1f days, %.3g GPU-hours, %.3g MWh, $%.3g", m.time_to_train_s / 86400, m.gpu_hours,
+                m.energy_mwh, m.cost_usd);
+  char budget[64];
+  std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
+  line(budget, buf);
   o << "\n  step breakdown (rank " << m.breakdown.rank << ", pipeline stage " << m.critical_stage << ")\n";
   const Breakdown& b = m.breakdown;
   auto share = [&](const char* label, double v) {
@@ -281,6 +336,9 @@ std::string format_report(const RunMetrics& m)
       buf, sizeof buf, "    weights %s, gradients %s, optimizer %s, activations %s, buffers %s, reserved %s\n",
       format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
       format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
+  o << buf;
+  std::snprintf(buf, sizeof buf, "\n  simulation: %s, %u of %d ranks (%s)\n", m.mode.c_str(), m.simulated_ranks, m.gpus,
+                m.mode_reason.c_str());
   o << buf;
   return o.str();
 }

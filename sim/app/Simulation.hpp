@@ -34,6 +34,13 @@ struct RunMetrics {
   double scaling_efficiency = 1;
   int baseline_gpus = 0;
 
+  // what a token budget costs at this throughput
+  double budget_tokens = 0;
+  double time_to_train_s = 0;
+  double gpu_hours = 0;
+  double energy_mwh = 0; ///< GPUs at board power (TDP) + node overhead, times PUE
+  double cost_usd = 0;   ///< GPU-hours x the platform's $/GPU-hour
+
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;
   double params = 0;
@@ -42,14 +49,18 @@ struct RunMetrics {
   MemoryBreakdown memory;
   ExecutionStats stats;
   std::size_t tasks = 0;
+  std::string mode;        ///< "folded" or "full"
+  std::string mode_reason; ///< why
+  std::uint32_t simulated_ranks = 0;
 };
 
-/// Simulates in this process (creates the SimGrid engine: call once per process).
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog);
+/// Simulates in this process (creates the SimGrid engine: call once per process). With
+/// `trace`, also writes there a Chrome/Perfetto trace of the step.
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr);
 /// Simulates in a forked child.
 RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog);
 /// Simulates the experiment and its scaling baseline (in a child) and fills scaling_efficiency.
-RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog);
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr);
 /// The baseline experiment: same per-replica work on `baseline_gpus` (default one node).
 ExperimentSpec baseline_of(const ExperimentSpec& e);
 

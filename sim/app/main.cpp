@@ -20,6 +20,8 @@ int main(int argc, char** argv)
   clustersim::add_bench_command(app, action);
   clustersim::add_collective_command(app, action);
   clustersim::add_model_commands(app, action);
+  clustersim::add_merge_command(app, action);
+  clustersim::add_plot_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,112 @@
+#include "Trace.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace clustersim {
+
+std::string chrome_trace(const Workload& w, const ExecutionResult& r, const ClusterGraph& cluster,
+                         const std::string& title)
+{
+  using Json = nlohmann::ordered_json;
+  Json events = Json::array();
+  const int per_node = cluster.platform().node.gpus;
+  auto tid = [](std::uint32_t rank, int per, Stream s) {
+    return static_cast<int>(rank % static_cast<std::uint32_t>(per)) * kStreamCount + static_cast<int>(s);
+  };
+  std::vector<bool> named_node(static_cast<std::size_t>(cluster.nodes()), false);
+  for (std::uint32_t rank = 0; rank < w.ranks(); ++rank) {
+    if (!w.simulated(rank))
+      continue;
+    const int node = cluster.node_of(static_cast<int>(rank));
+    if (!named_node[static_cast<std::size_t>(node)]) {
+      named_node[static_cast<std::size_t>(node)] = true;
+      events.push_back({{"ph", "M"},
+                        {"name", "process_name"},
+                        {"pid", node},
+                        {"tid", 0},
+                        {"args", {{"name", "node " + std::to_string(node)}}}});
+      events.push_back(
+          {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"tid", 0}, {"args", {{"sort_index", node}}}});
+    }
+    for (int s = 0; s < kStreamCount; ++s) {
+      const auto& prog = w.program(rank, static_cast<Stream>(s));
+      if (prog.empty())
+        continue;
+      const int t = tid(rank, per_node, static_cast<Stream>(s));
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", node},
+                        {"tid", t},
+                        {"args", {{"name", "gpu" + std::to_string(rank) + " " + to_string(static_cast<Stream>(s))}}}});
+      events.push_back(
+          {{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", node}, {"tid", t}, {"args", {{"sort_index", t}}}});
+      double cursor = 0;
+      for (TaskId id : prog) {
+        const Task& task = w.task(id);
+        double start = r.start[id];
+        double end = r.end[id];
+        if (s == 0 && start > cursor) {
+          // an idle gap of the compute stream: name it after what the task waited for
+          TaskId blocker = static_cast<TaskId>(-1);
+          double latest = -1;
+          for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
+            if (r.end[*d] > latest) {
+              latest = r.end[*d];
+              blocker = *d;
+            }
+          std::string why =
+              blocker == static_cast<TaskId>(-1) ? "idle" : std::string("wait ") + to_string(w.task(blocker).category);
+          events.push_back({{"ph", "X"},
+                            {"name", why},
+                            {"cat", "idle"},
+                            {"pid", node},
+                            {"tid", t},
+                            {"ts", cursor * 1e6},
+                            {"dur", (start - cursor) * 1e6}});
+        }
+        Json args{{"rank", task.rank}};
+        if (task.layer >= 0)
+          args["layer"] = task.layer;
+        if (task.micro_batch >= 0)
+          args["micro_batch"] = task.micro_batch;
+        if (task.kind != TaskKind::compute)
+          args["bytes"] = task.amount;
+        if (r.ready[id] < start)
+          args["waited_for_peers_us"] = (start - r.ready[id]) * 1e6;
+        events.push_back({{"ph", "X"},
+                          {"name", w.names()[task.name]},
+                          {"cat", to_string(task.category)},
+                          {"pid", node},
+                          {"tid", t},
+                          {"ts", start * 1e6},
+                          {"dur", (end - start) * 1e6},
+                          {"args", args}});
+        cursor = std::max(cursor, end);
+      }
+      if (s == 0 && cursor < r.makespan)
+        events.push_back({{"ph", "X"},
+                          {"name", "idle until the step ends"},
+                          {"cat", "idle"},
+                          {"pid", node},
+                          {"tid", t},
+                          {"ts", cursor * 1e6},
+                          {"dur", (r.makespan - cursor) * 1e6}});
+    }
+  }
+  Json trace;
+  trace["traceEvents"] = std::move(events);
+  trace["displayTimeUnit"] = "ms";
+  trace["metadata"] = {{"title", title},
+                       {"step_time_s", r.makespan},
+                       {"ranks", w.ranks()},
+                       {"simulated_ranks", w.simulated_ranks()},
+                       {"note", w.simulated_ranks() < w.ranks()
+                                    ? "folded simulation: each simulated rank stands for its tensor-, context- and "
+                                      "data-parallel replicas"
+                                    : "every rank simulated"}};
+  return trace.dump() + "\n";
+}
+
+} // namespace clustersim

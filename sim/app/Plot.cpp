@@ -1,0 +1,279 @@
+#include "Plot.hpp"
+
+#include "Suggest.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace clustersim {
+
+namespace {
+
+const std::vector<std::string>& kinds()
+{
+  static const std::vector<std::string> k{"scaling", "breakdown", "mfu", "line"};
+  return k;
+}
+
+std::string read_file(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string gp_quote(const std::string& s)
+{
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// Label of a row for bar charts: the x column, or its layout.
+std::string row_label(const CsvTable& t, const std::vector<std::string>& row, const std::string& x)
+{
+  auto cell = [&](const char* name) {
+    int c = t.column(name);
+    return c < 0 ? std::string() : row[static_cast<std::size_t>(c)];
+  };
+  if (!x.empty() && t.column(x) >= 0)
+    return row[static_cast<std::size_t>(t.column(x))];
+  // the sweep's own axes sit between "point" and "status"
+  int first = t.column("point");
+  int last = t.column("status");
+  if (first >= 0 && last > first + 1) {
+    std::string l;
+    for (int c = first + 1; c < last; ++c) {
+      std::string name = t.header[static_cast<std::size_t>(c)];
+      name = name.substr(name.find_last_of('.') + 1);
+      l += (l.empty() ? "" : " ") + name + " " + row[static_cast<std::size_t>(c)];
+    }
+    return l;
+  }
+  std::string l = "tp" + cell("tp") + " pp" + cell("pp") + " dp" + cell("dp");
+  if (!cell("cp").empty() && cell("cp") != "1")
+    l += " cp" + cell("cp");
+  if (!cell("zero").empty() && cell("zero") != "0")
+    l += " z" + cell("zero");
+  return l;
+}
+
+} // namespace
+
+int CsvTable::column(const std::string& name) const
+{
+  for (std::size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+CsvTable parse_csv(const std::string& text, const std::string& file)
+{
+  CsvTable t;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false;
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(cell);
+      cell.clear();
+    } else if (c == '\n') {
+      row.push_back(cell);
+      cell.clear();
+      if (t.header.empty())
+        t.header = row;
+      else if (row.size() != t.header.size())
+        throw ConfigError(SourceLocation{file, line, 1},
+                          "row has " + std::to_string(row.size()) + " cells, the header " +
+                              std::to_string(t.header.size()),
+                          "a results.csv written by clustersim");
+      else
+        t.rows.push_back(row);
+      row.clear();
+      ++line;
+    } else {
+      cell += c;
+    }
+  }
+  if (t.header.empty())
+    throw ConfigError(SourceLocation{file, 1, 1}, "empty CSV", "a results.csv written by clustersim");
+  return t;
+}
+
+std::vector<PlotSpec> parse_plots(const YamlNode& node)
+{
+  std::vector<PlotSpec> out;
+  for (const auto& item : node.items()) {
+    YamlMap m(item, "plot");
+    PlotSpec p;
+    p.kind = m.get_choice("kind", "scaling", kinds());
+    p.x = m.get_string("x", "");
+    p.y = m.get_string("y", "");
+    p.series = m.get_string("series", "");
+    p.title = m.get_string("title", "");
+    p.file = m.get_string("file", p.kind);
+    if (p.kind == "line" && (p.x.empty() || p.y.empty()))
+      item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
+    m.finish();
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const PlotSpec& spec,
+                                                      const std::string& outdir)
+{
+  auto need = [&](const std::string& col) {
+    if (t.column(col) < 0)
+      throw ConfigError(command_line("plot"), unknown_name("column", col, t.header), join(t.header));
+    return static_cast<std::size_t>(t.column(col));
+  };
+  int status_col = t.column("status");
+  std::vector<const std::vector<std::string>*> ok;
+  for (const auto& r : t.rows)
+    if (status_col < 0 || r[static_cast<std::size_t>(status_col)] == "ok")
+      ok.push_back(&r);
+  if (ok.empty())
+    throw ConfigError(command_line("plot"), "no row with status ok to plot", "results with simulated points");
+
+  char tmpl[] = "/tmp/clustersim-plot-XXXXXX";
+  char* dir = ::mkdtemp(tmpl);
+  if (!dir)
+    throw std::runtime_error("cannot create a temporary directory for gnuplot");
+  const std::string tmp = dir;
+  std::ostringstream script;
+  std::ostringstream data;
+  std::string xlabel, ylabel, plot_cmd;
+  const std::string title = spec.title.empty() ? spec.kind : spec.title;
+
+  if (spec.kind == "scaling" || spec.kind == "line") {
+    const std::string xcol = spec.x.empty() ? "gpus" : spec.x;
+    const std::string ycol = spec.kind == "scaling" ? "scaling_efficiency" : spec.y;
+    std::size_t xi = need(xcol);
+    std::size_t yi = need(ycol);
+    std::map<std::string, std::vector<std::pair<double, double>>> series;
+    for (const auto* r : ok) {
+      std::string key = spec.series.empty() ? "simulated" : spec.series + " " + (*r)[need(spec.series)];
+      double xv = std::atof((*r)[xi].c_str());
+      double yv = std::atof((*r)[yi].c_str()) * (spec.kind == "scaling" ? 100.0 : 1.0);
+      series[key].emplace_back(xv, yv);
+    }
+    int k = 0;
+    std::vector<std::string> parts;
+    for (auto& [name, pts] : series) {
+      std::sort(pts.begin(), pts.end());
+      std::string f = tmp + "/s" + std::to_string(k) + ".dat";
+      std::ofstream out(f);
+      for (auto& [a, b] : pts)
+        out << a << " " << b << "\n";
+      parts.push_back(gp_quote(f) + " using 1:2 with linespoints lw 2 pt 7 title " + gp_quote(name));
+      ++k;
+    }
+    if (spec.kind == "scaling")
+      parts.push_back("100 with lines dt 2 lc rgb 'gray40' title 'ideal'");
+    plot_cmd = "plot " + join(parts, ", ");
+    xlabel = xcol == "gpus" ? "GPUs" : xcol;
+    ylabel = spec.kind == "scaling" ? "Scaling efficiency (%)" : ycol;
+    script << (xcol == "gpus" ? "set logscale x 2\n" : "") << (spec.kind == "scaling" ? "set yrange [0:110]\n" : "")
+           << "set key bottom left\n";
+  } else {
+    // bars: one per row
+    std::string f = tmp + "/bars.dat";
+    std::ofstream out(f);
+    static const std::vector<std::pair<std::string, std::string>> parts{{"compute_s", "compute"},
+                                                                        {"recompute_s", "recompute"},
+                                                                        {"optimizer_s", "optimizer"},
+                                                                        {"exposed_tp_s", "exposed TP comm"},
+                                                                        {"exposed_cp_s", "exposed CP comm"},
+                                                                        {"exposed_pp_s", "exposed PP comm"},
+                                                                        {"exposed_dp_s", "exposed DP comm"},
+                                                                        {"bubble_s", "bubble / wait"}};
+    for (const auto* r : ok) {
+      out << gp_quote(row_label(t, *r, spec.x));
+      if (spec.kind == "breakdown") {
+        for (const auto& p : parts)
+          out << " " << std::atof((*r)[need(p.first)].c_str());
+      } else {
+        out << " " << 100 * std::atof((*r)[need("mfu")].c_str());
+      }
+      out << "\n";
+    }
+    script << "set style data histograms\nset style fill solid 0.85 border -1\nset boxwidth 0.75\n"
+           << "set xtics rotate by -30 scale 0\nset key outside right top\n";
+    if (spec.kind == "breakdown") {
+      script << "set style histogram rowstacked\n";
+      std::vector<std::string> cols;
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        cols.push_back((i == 0 ? gp_quote(f) : std::string("''")) + " using " + std::to_string(i + 2) +
+                       (i == 0 ? ":xtic(1)" : "") + " title " + gp_quote(parts[i].second));
+      plot_cmd = "plot " + join(cols, ", ");
+      ylabel = "Step time (s)";
+    } else {
+      script << "set style histogram clustered\nset yrange [0:*]\n";
+      plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title 'MFU'";
+      ylabel = "MFU (%)";
+    }
+    xlabel = spec.x.empty() ? "layout" : spec.x;
+  }
+  std::string common = script.str() + "set title " + gp_quote(title) + "\nset xlabel " + gp_quote(xlabel) +
+                       "\nset ylabel " + gp_quote(ylabel) + "\nset grid ytics\n";
+  std::string base = tmp + "/figure";
+  std::ofstream gp(tmp + "/plot.gp");
+  gp << "set terminal pngcairo size 1000,620 font 'DejaVu Sans,11'\nset output " << gp_quote(base + ".png") << "\n"
+     << common << plot_cmd << "\nset terminal svg size 1000,620 font 'DejaVu Sans,11'\nset output "
+     << gp_quote(base + ".svg") << "\n"
+     << "replot\n";
+  gp.close();
+  int rc = std::system(("gnuplot '" + tmp + "/plot.gp' 2>'" + tmp + "/gnuplot.err'").c_str());
+  std::string err = read_file(tmp + "/gnuplot.err");
+  std::vector<std::pair<std::string, std::string>> files;
+  if (rc == 0) {
+    files.emplace_back(outdir + "/" + spec.file + ".png", read_file(base + ".png"));
+    files.emplace_back(outdir + "/" + spec.file + ".svg", read_file(base + ".svg"));
+  }
+  std::system(("rm -rf '" + tmp + "'").c_str());
+  if (rc != 0)
+    throw std::runtime_error("gnuplot failed (is gnuplot installed? scripts/setup.sh installs it): " + err);
+  return files;
+}
+
+std::vector<std::pair<std::string, std::string>> plots_from_experiment(const YamlNode& doc, const std::string& csv,
+                                                                       const std::string& outdir)
+{
+  std::vector<std::pair<std::string, std::string>> files;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "plot") {
+      CsvTable t = parse_csv(csv, outdir + "/results.csv");
+      for (const auto& spec : parse_plots(v))
+        for (auto& f : draw(t, spec, outdir))
+          files.push_back(std::move(f));
+    }
+  return files;
+}
+
+} // namespace clustersim

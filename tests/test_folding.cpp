@@ -1,0 +1,125 @@
+// Folding symmetric replicas into one simulated rank per stage is exact where replicas cannot
+// contend, and refused where they can; contention-free collectives run as exact delays.
+#include "Isolated.hpp"
+#include "SimPlatform.hpp"
+#include "Simulation.hpp"
+#include "StepBuilder.hpp"
+#include "TestUtil.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace clustersim;
+using clustersim::test::catalog;
+
+namespace {
+
+ExperimentSpec experiment(const std::string& platform, int gpus, const std::string& model, int tp, int pp, int zero,
+                          bool sp, int micro_batches)
+{
+  ExperimentSpec e;
+  e.name = "fold";
+  e.model = load_model_preset(model, catalog().models_dir(), {});
+  e.platform = catalog().platform(platform, {});
+  e.gpus = gpus;
+  e.training.tp = tp;
+  e.training.pp = pp;
+  e.training.dp = gpus / (tp * pp);
+  e.training.zero = zero;
+  e.training.sequence_parallel = sp;
+  e.training.micro_batch = 1;
+  e.training.global_batch = micro_batches * e.training.dp;
+  e.training.flash_attention = true;
+  e.training.recompute = Recompute::selective;
+  return e;
+}
+
+RunMetrics run(ExperimentSpec e, const std::string& mode)
+{
+  e.mode = mode;
+  return metrics_from_json(Json::parse(run_isolated([&] { return to_json(simulate(e, catalog())).dump(); })));
+}
+
+void check_exact(const ExperimentSpec& e)
+{
+  RunMetrics folded = run(e, "auto");
+  RunMetrics full = run(e, "full");
+  CHECK(folded.mode == "folded");
+  CHECK(full.mode == "full");
+  CHECK(folded.simulated_ranks < full.simulated_ranks);
+  CHECK(folded.step_time_s == doctest::Approx(full.step_time_s).epsilon(0.01));
+  CHECK(folded.breakdown.exposed_dp ==
+        doctest::Approx(full.breakdown.exposed_dp).epsilon(0.01).scale(full.step_time_s));
+  CHECK(folded.breakdown.bubble == doctest::Approx(full.breakdown.bubble).epsilon(0.01).scale(full.step_time_s));
+}
+
+} // namespace
+
+TEST_CASE("folded equals full: 3D parallel on 256 H100")
+{
+  check_exact(experiment("dgx-h100", 256, "gpt3-6.7b", 8, 4, 0, false, 8));
+}
+
+TEST_CASE("folded equals full: TP 2 + ZeRO-1 with sequence parallelism on 512 A100")
+{
+  check_exact(experiment("dgx-a100-80gb", 512, "gpt3-2.7b", 2, 2, 1, true, 2));
+}
+
+TEST_CASE("folded equals full: ZeRO-3 data parallelism on 1024 H100")
+{
+  check_exact(experiment("dgx-h100", 1024, "gpt3-1.3b", 1, 1, 3, false, 1));
+}
+
+TEST_CASE("on an oversubscribed fabric replicas contend: folding is refused and the report says so")
+{
+  ExperimentSpec e = experiment("dgx-h100-fattree-2to1", 256, "gpt3-1.3b", 1, 1, 3, false, 1);
+  RunMetrics m = run(e, "auto");
+  CHECK(m.mode == "full");
+  CHECK(m.simulated_ranks == 256);
+  CHECK(m.mode_reason.find("oversubscribed") != std::string::npos);
+}
+
+TEST_CASE("contention-free collectives run as delays of exactly their flow time")
+{
+  // every rank, flows everywhere vs every rank, delays where links are private
+  ExperimentSpec e = experiment("dgx-h100", 32, "gpt3-1.3b", 8, 2, 1, true, 4);
+  e.mode = "full";
+  std::string out = run_isolated([&] {
+    ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
+    CostModel cost(e.model, e.training, e.platform.node.gpu);
+    StepPlan plan = build_step(cost, false);
+    SimPlatform platform(cluster, 989e12);
+    CollectiveEngine collectives(cluster, catalog().protocols());
+    ExecutionOptions flows_only;
+    flows_only.analytic_when_exclusive = false;
+    ExecutionResult r = execute(plan.workload, platform, collectives, flows_only);
+    return std::to_string(r.makespan) + " " + std::to_string(r.stats.analytic_collectives);
+  });
+  RunMetrics shortcut = run(e, "full");
+  double flows_step = std::stod(out.substr(0, out.find(' ')));
+  CHECK(std::stoul(out.substr(out.find(' ') + 1)) == 0);
+  CHECK(shortcut.stats.analytic_collectives > 0);
+  CHECK(shortcut.step_time_s == doctest::Approx(flows_step).epsilon(1e-6));
+}
+
+TEST_CASE("the fabric changes the winner: ZeRO-3 beats TP+PP on a non-blocking fat-tree, loses at 7:1")
+{
+  auto fabric = [](double oversubscription) {
+    PlatformSpec p = catalog().platform("dgx-h100-fattree", {});
+    p.fabric.radix = 16; // leaves of 8 NIC ports up to 14 (7:1), so rings cross leaves often
+    p.fabric.oversubscription = oversubscription;
+    return p;
+  };
+  auto step = [&](double over, int tp, int pp, int zero) {
+    ExperimentSpec e = experiment("dgx-h100-fattree", 128, "gpt3-6.7b", tp, pp, zero, false, 1);
+    e.platform = fabric(over);
+    e.training.recompute = Recompute::none;
+    e.training.global_batch = 128;
+    return run(e, "auto").step_time_s;
+  };
+  double zero3_fast = step(1, 1, 1, 3);
+  double tppp_fast = step(1, 8, 4, 0);
+  double zero3_slow = step(7, 1, 1, 3);
+  double tppp_slow = step(7, 8, 4, 0);
+  CHECK(zero3_fast < tppp_fast);
+  CHECK(zero3_slow > tppp_slow);
+}
