@@ -66,11 +66,7 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
                             {"ts", cursor * 1e6},
                             {"dur", (start - cursor) * 1e6}});
         }
-        Json args{{"rank", task.rank}};
-        if (task.layer >= 0)
-          args["layer"] = task.layer;
-        if (task.micro_batch >= 0)
-          args["micro_batch"] = task.micro_batch;
+        Json args{{"rank", task.rank}, {"layer", task.layer}, {"micro_batch", task.micro_batch}}; // -1: none
         if (task.kind != TaskKind::compute)
           args["bytes"] = task.amount;
         if (r.ready[id] < start)

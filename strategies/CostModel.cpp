@@ -64,7 +64,6 @@ double CostModel::hardware_flops_per_step() const
 
 double CostModel::gemm_efficiency(double m, double n, double k, double batch) const
 {
-  (void)k;
   // cuBLAS-like choice among CTA tiles: the one that wastes least of the last wave, with a
   // small discount for the less data-reusing 128x128 tile.
   struct Tile {
@@ -79,7 +78,9 @@ double CostModel::gemm_efficiency(double m, double n, double k, double batch) co
     double util = (m * n * batch) / (waves * sms * t.tm * t.tn);
     best = std::max(best, t.quality * util);
   }
-  return gpu_.gemm_efficiency * best;
+  // a short K leaves the mainloop's prologue and epilogue unamortized
+  const double k_factor = k / (k + gpu_.gemm_k_overhead);
+  return gpu_.gemm_efficiency * gpu_.sustained * best * k_factor;
 }
 
 double CostModel::gemm_seconds(double m, double n, double k, double batch) const
@@ -112,6 +113,43 @@ void add(BlockCost& b, std::string name, double flops, double bytes, double seco
 
 } // namespace
 
+/// Accumulates a block's forward ops and what their backward costs. Every kernel also pays
+/// the launch gap: one per forward op; backward GEMMs are two kernels (data gradient with
+/// inner dimension N, weight gradient with inner dimension M), element-wise ops one.
+class CostModel::BlockBuilder {
+public:
+  BlockBuilder(const CostModel& c, BlockCost& b) : c_(c), b_(b) {}
+
+  void mem(const std::string& name, double bytes)
+  {
+    double sec = c_.memory_seconds(bytes);
+    add(b_, name, 0, bytes, sec + gap());
+    backward_ += 2 * sec + gap(); // reads the gradient and the saved input, writes a gradient
+  }
+
+  void gemm(const std::string& name, double m, double n, double k, double batch)
+  {
+    double sec = c_.gemm_seconds(m, n, k, batch);
+    add(b_, name, 2 * m * n * k * batch, c_.element_bytes() * (m * k + k * n + m * n) * batch, sec + gap());
+    backward_ += c_.gemm_seconds(m, k, n, batch) + c_.gemm_seconds(k, n, m, batch) + 2 * gap();
+  }
+
+  /// A forward kernel whose backward the caller prices.
+  void kernel(const std::string& name, double flops, double bytes, double sec, double backward)
+  {
+    add(b_, name, flops, bytes, sec + gap());
+    backward_ += backward + gap();
+  }
+
+  double gap() const { return c_.gpu_.launch_gap; }
+  double backward() const { return backward_; }
+
+private:
+  const CostModel& c_;
+  BlockCost& b_;
+  double backward_ = 0;
+};
+
 BlockCost CostModel::attention_block() const
 {
   BlockCost b;
@@ -128,53 +166,33 @@ BlockCost CostModel::attention_block() const
   // element-wise work on the residual stream is sharded by TP only with sequence parallelism
   const double resid = training_.sequence_parallel ? T / t : T;
 
-  double gemm_back = 0;
-  double mem_back = 0;
-  auto mem = [&](const std::string& name, double bytes) {
-    double sec = memory_seconds(bytes);
-    add(b, name, 0, bytes, sec);
-    mem_back += 2 * sec; // backward reads the gradient and the saved input, writes one gradient
-  };
-  auto gemm = [&](const std::string& name, double m, double n, double k, double batch) {
-    double sec = gemm_seconds(m, n, k, batch);
-    add(b, name, 2 * m * n * k * batch, e * (m * k + k * n + m * n) * batch, sec);
-    gemm_back += 2 * sec; // data and weight gradients
-  };
-
-  mem("input_layernorm", 2 * resid * h * e);
-  gemm("qkv_projection", T, (h + 2 * kv) / t, h, 1);
+  BlockBuilder k(*this, b);
+  k.mem("input_layernorm", 2 * resid * h * e);
+  k.gemm("qkv_projection", T, (h + 2 * kv) / t, h, 1);
   if (model_.position == PositionKind::rotary)
-    mem("rotary_embedding", 2 * T * (h + kv) / t * e);
+    k.mem("rotary_embedding", 2 * T * (h + kv) / t * e);
 
   double core_forward = 0;
-  double core_backward = 0;
+  const double before = b.forward;
   if (training_.flash_attention) {
     // Flash attention skips fully masked blocks: a causal rank executes about half of its
     // query x key work (ring attention keeps that balance across CP ranks).
     double executed = 4.0 * mb * s_loc * s * (h / t) * 0.5;
-    double sec = executed / (peak_ * gpu_.attention_efficiency);
-    add(b, "flash_attention", executed, 0, sec);
-    core_forward = sec;
-    core_backward = 2.5 * sec; // FA2 backward: 5 GEMMs for the 2 of forward
+    double sec = executed / (peak_ * gpu_.attention_efficiency * gpu_.sustained);
+    k.kernel("flash_attention", executed, 0, sec, 2.5 * sec); // FA2 backward: 5 GEMMs for the 2 of forward
   } else {
-    double before = b.forward;
-    double scores = gemm_seconds(s_loc, s, d, mb * heads);
-    add(b, "attention_scores", 2 * s_loc * s * d * mb * heads, 0, scores);
+    k.gemm("attention_scores", s_loc, s, d, mb * heads);
     double elems = mb * heads * s_loc * s;
-    double soft = memory_seconds(2 * elems * e);
-    add(b, "scale_mask_softmax", 0, 2 * elems * e, soft);
-    double drop = model_.bias ? memory_seconds(2 * elems * e + elems) : 0;
-    if (drop > 0)
-      add(b, "attention_dropout", 0, 2 * elems * e + elems, drop);
-    double ctx = gemm_seconds(s_loc, d, s, mb * heads);
-    add(b, "attention_context", 2 * s_loc * s * d * mb * heads, 0, ctx);
-    core_forward = b.forward - before;
-    core_backward = 2 * (scores + ctx) + 2 * (soft + drop);
+    k.mem("scale_mask_softmax", 2 * elems * e);
+    if (model_.bias)
+      k.mem("attention_dropout", 2 * elems * e + elems);
+    k.gemm("attention_context", s_loc, d, s, mb * heads);
   }
-  gemm("output_projection", T, h, h / t, 1);
-  mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
+  core_forward = b.forward - before;
+  k.gemm("output_projection", T, h, h / t, 1);
+  k.mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
 
-  b.backward = gemm_back + mem_back + core_backward;
+  b.backward = k.backward();
   if (training_.recompute == Recompute::full)
     b.recompute = b.forward;
   else if (training_.recompute == Recompute::selective && !training_.flash_attention)
@@ -191,17 +209,10 @@ BlockCost CostModel::mlp_block() const
   const double h = model_.hidden;
   const double f = model_.ffn_hidden;
   const double resid = training_.sequence_parallel ? T / t : T;
-  double gemm_back = 0;
-  double mem_back = 0;
-  auto mem = [&](const std::string& name, double bytes) {
-    double sec = memory_seconds(bytes);
-    add(b, name, 0, bytes, sec);
-    mem_back += 2 * sec;
-  };
-  auto gemm = [&](const std::string& name, double m, double n, double k, double batch) {
-    double sec = gemm_seconds(m, n, k, batch);
-    add(b, name, 2 * m * n * k * batch, e * (m * k + k * n + m * n) * batch, sec);
-    gemm_back += 2 * sec;
+  BlockBuilder k(*this, b);
+  auto mem = [&](const std::string& name, double bytes) { k.mem(name, bytes); };
+  auto gemm = [&](const std::string& name, double m, double n, double kk, double batch) {
+    k.gemm(name, m, n, kk, batch);
   };
   mem("post_attention_layernorm", 2 * resid * h * e);
   const bool swiglu = model_.mlp == MlpKind::swiglu;
@@ -219,7 +230,7 @@ BlockCost CostModel::mlp_block() const
     gemm("fc2", T, h, f / t, 1);
   }
   mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
-  b.backward = gemm_back + mem_back;
+  b.backward = k.backward();
   if (training_.recompute == Recompute::full)
     b.recompute = b.forward;
   return b;
@@ -232,8 +243,9 @@ BlockCost CostModel::embedding() const
   const double T = tokens_local();
   const double h = model_.hidden;
   double bytes = 2 * T * h * e + (model_.position == PositionKind::learned ? 2 * T * h * e : 0);
-  add(b, "embedding_lookup", 0, bytes, memory_seconds(bytes));
-  b.backward = 2 * b.forward; // scatter-add of token gradients into the table
+  BlockBuilder k(*this, b);
+  k.mem("embedding_lookup", bytes); // backward: scatter-add of token gradients into the table
+  b.backward = k.backward();
   return b;
 }
 
@@ -246,15 +258,19 @@ BlockCost CostModel::logits() const
   const double h = model_.hidden;
   const double v = model_.vocab;
   const double resid = training_.sequence_parallel ? T / t : T;
-  double ln = memory_seconds(2 * resid * h * e);
-  add(b, "final_layernorm", 0, 2 * resid * h * e, ln);
-  double out = gemm_seconds(T, v / t, h, 1);
-  add(b, "output_projection", 2 * T * v / t * h, 0, out);
-  // vocab-parallel cross-entropy in fp32: read the logits, write fp32 softmax
-  double ce_bytes = T * v / t * (e + 4);
-  double ce = memory_seconds(ce_bytes);
-  add(b, "cross_entropy", 0, ce_bytes, ce);
-  b.backward = 2 * ln + 2 * out + ce;
+  BlockBuilder k(*this, b);
+  k.mem("final_layernorm", 2 * resid * h * e);
+  k.gemm("output_projection", T, v / t, h, 1);
+  // Megatron's vocab-parallel cross-entropy over fp32 logits, pass by pass (bytes per logit):
+  // cast to fp32 (read e, write 4), max (4), subtract the max (8), exp (8), sum (4), divide
+  // (8); backward: scale by the incoming gradient (8), cast back (4 + e). Six kernels, two.
+  const double logits = T * v / t;
+  const double ce_forward = logits * (e + 4 + 4 + 8 + 8 + 4 + 8);
+  const double ce_backward = logits * (8 + 4 + e);
+  for (int pass = 0; pass < 5; ++pass)
+    k.kernel("cross_entropy_pass", 0, 0, 0, 0); // the launch gaps of the extra passes
+  k.kernel("cross_entropy", 0, ce_forward, memory_seconds(ce_forward), memory_seconds(ce_backward));
+  b.backward = k.backward();
   return b;
 }
 
@@ -398,7 +414,7 @@ MemoryBreakdown CostModel::memory(int stage) const
     m.activations += T * h * e / sp * in_flight; // embedding output
   // buffers: fp32 logits + their gradient on the last stage, DDP bucket pair elsewhere
   double logits_ws = last ? T * model_.vocab / t * 4.0 * 2 : 0.0;
-  double buckets = training_.dp > 1 ? 2 * training_.bucket_bytes : 0.0;
+  double buckets = training_.dp > 1 ? 2 * (training_.bucket_bytes > 0 ? training_.bucket_bytes : 25e6) : 0.0;
   m.buffers = logits_ws + buckets;
   // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation
   const double runtime = 1.5 * 1024.0 * 1024.0 * 1024.0;

@@ -101,6 +101,7 @@ public:
   double element_bytes() const; ///< activations / weights (2 for bf16/fp16/fp8 mixed precision)
 
 private:
+  class BlockBuilder;
   double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
   ModelSpec model_;
   TrainingSpec training_;

@@ -41,7 +41,9 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   bool flash_attention = false;
   Overlap overlap;
-  double bucket_bytes = 25e6;                             ///< DDP gradient bucket (PyTorch default 25 MB)
+  /// Gradient / parameter bucket; 0 = the strategy's default (DDP: PyTorch's 25 MB; ZeRO:
+  /// Megatron's distributed optimizer, max(40M, 1M x dp) parameters).
+  double bucket_bytes = 0;
   std::vector<std::string> order{"tp", "cp", "dp", "pp"}; ///< rank placement, innermost first (Megatron)
   std::string collective_algo = "auto";                   ///< override for every collective: auto | ring | tree | ...
   // Bytes per parameter of the model states (mixed-precision Adam: 2 + 2 + 12 = 16, ZeRO paper).

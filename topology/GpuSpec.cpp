@@ -53,6 +53,16 @@ GpuCatalog GpuCatalog::load(const std::string& path)
   YamlNode root = YamlNode::load_file(path);
   YamlMap top(root, "gpu catalog");
   YamlNode gpus = top.require("gpus");
+  double k_overhead = 0;
+  double launch_gap = 0;
+  double sustained = 1;
+  if (auto k = top.find("kernels")) {
+    YamlMap km(*k, "kernels");
+    k_overhead = km.require("gemm_k_overhead").as_number(0, 1e6);
+    launch_gap = km.require_quantity("launch_gap", Quantity::time);
+    sustained = km.require("sustained").as_number(0.1, 1.0);
+    km.finish();
+  }
   top.finish();
   for (auto& [key, value] : gpus.entries()) {
     GpuSpec g;
@@ -85,6 +95,9 @@ GpuCatalog GpuCatalog::load(const std::string& path)
     g.attention_efficiency = eff.require("attention").as_number(0.01, 1.0);
     eff.finish();
     m.finish();
+    g.gemm_k_overhead = k_overhead;
+    g.launch_gap = launch_gap;
+    g.sustained = sustained;
     catalog.gpus_[g.id] = g;
   }
   return catalog;

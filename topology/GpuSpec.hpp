@@ -37,6 +37,11 @@ struct GpuSpec {
   double hbm_efficiency = 0;       ///< achievable / peak HBM bandwidth for streaming kernels
   double attention_efficiency = 0; ///< flash-attention kernel throughput / peak
 
+  // Kernel-level constants shared by every GPU of the catalog (`kernels:` in gpus.yaml).
+  double gemm_k_overhead = 0; ///< GEMM efficiency falls as K/(K + this): mainloop prologue and epilogue
+  double launch_gap = 0;      ///< s of idle GPU between two kernels of a stream (launch, no CUDA graphs)
+  double sustained = 1;       ///< sustained in-training / isolated-benchmark throughput of compute-bound kernels
+
   double peak(Precision p) const; ///< 0 when unsupported
   bool supports(Precision p) const { return peak(p) > 0; }
 };

@@ -46,10 +46,12 @@ int run_sweep(const std::string& path, const YamlNode& doc, const SweepSpec& swe
   // Parse every point here first: a mistake in the document (not in a point's values) is
   // reported once, as bad input, before anything runs.
   std::string name = path;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "name")
+      name = v.as_string();
   for (const auto& p : mine) {
     try {
-      ExperimentSpec e = parse_experiment(apply_point(doc, sweep, p), catalog);
-      name = e.name;
+      parse_experiment(apply_point(doc, sweep, p), catalog);
     } catch (const ConfigError& e) {
       if (structural(e))
         throw;

@@ -13,10 +13,10 @@ void read_case_sections(YamlMap& map, const Catalog& catalog, ExperimentSpec& e)
   e.platform = catalog.platform(platform.as_string(), platform.where(), e.file);
   YamlNode gpus = cluster.require("gpus");
   e.gpus = static_cast<int>(gpus.as_int(1, 1 << 22));
-  if (e.gpus % e.platform.node.gpus != 0)
+  if (e.gpus > e.platform.node.gpus && e.gpus % e.platform.node.gpus != 0)
     gpus.fail(std::to_string(e.gpus) + " GPUs is not a multiple of the " + std::to_string(e.platform.node.gpus) +
                   " GPUs per node of '" + e.platform.name + "'",
-              "a multiple of " + std::to_string(e.platform.node.gpus));
+              "up to one node, or a multiple of " + std::to_string(e.platform.node.gpus));
   cluster.finish();
   YamlNode training = map.require("training");
   e.training = parse_training(training, e.gpus, e.model);

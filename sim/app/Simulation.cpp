@@ -9,6 +9,7 @@
 #include "Trace.hpp"
 #include "Units.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -16,7 +17,8 @@ namespace clustersim {
 
 RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
 {
-  ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
+  // fewer GPUs than a node: one node, the rest of its GPUs idle
+  ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
@@ -62,7 +64,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   m.budget_tokens = e.budget_tokens;
   m.time_to_train_s = e.budget_tokens / m.tokens_per_s;
   m.gpu_hours = m.time_to_train_s / 3600 * gpus;
-  const double nodes = gpus / e.platform.node.gpus;
+  const double nodes = std::ceil(gpus / e.platform.node.gpus);
   const double watts =
       (gpus * e.platform.node.gpu.tdp_watts + nodes * e.platform.cost.node_overhead_watts) * e.platform.cost.pue;
   m.energy_mwh = watts * m.time_to_train_s / 3600 / 1e6;

@@ -1,8 +1,9 @@
 // DDP (PyTorch DistributedDataParallel / Megatron DDP): gradients are all-reduced over the
-// data-parallel (x context-parallel) group in buckets of `bucket_size` bytes, in the order
-// backward produces them, during the last micro-batch's backward (earlier micro-batches
-// accumulate locally, no_sync). With overlap.grad_reduce each bucket starts as soon as it is
-// full, so only the tail is exposed; without, every bucket waits for the whole backward.
+// data-parallel (x context-parallel) group during the last micro-batch's backward (earlier
+// micro-batches accumulate locally, no_sync). With overlap.grad_reduce, in buckets of
+// `bucket_size` bytes (PyTorch's 25 MB default) in the order backward produces them, each
+// starting as soon as it is full, so only the tail is exposed; without, in one call over the
+// whole gradient buffer after the backward (Megatron's local DDP).
 // Traffic per step: 2(N-1)/N · Ψ · bytes per gradient.
 #include "StepBuilder.hpp"
 
@@ -21,16 +22,17 @@ public:
     State& s = state(ctx, stage);
     s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_bytes();
     s.last_done = done;
-    if (ctx.training().overlap.grad_reduce && s.pending >= ctx.training().bucket_bytes)
+    if (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx))
       flush(ctx, stage, s.pending);
   }
 
   void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
   {
     State& s = state(ctx, stage);
-    const double bucket = ctx.training().bucket_bytes;
-    while (s.pending > 0)
-      flush(ctx, stage, std::min(bucket, s.pending));
+    // without overlap, gradients are reduced after the whole backward in one call over the
+    // contiguous buffer (Megatron's local DDP); with overlap, what the last bucket left
+    if (s.pending > 0)
+      flush(ctx, stage, s.pending);
     std::vector<std::vector<TaskId>> deps = extra;
     for (std::size_t i = 0; i < deps.size(); ++i)
       if (!s.last_comm.empty() && s.last_comm[i] != static_cast<TaskId>(-1))
@@ -42,6 +44,11 @@ public:
   }
 
 private:
+  static double bucket(const StepContext& ctx)
+  {
+    return ctx.training().bucket_bytes > 0 ? ctx.training().bucket_bytes : 25e6; // PyTorch DDP's bucket_cap_mb
+  }
+
   struct State {
     double pending = 0;
     std::vector<TaskId> last_done;

@@ -66,16 +66,16 @@ public:
     s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_bytes();
     s.last_done = done;
     bool per_unit = zero_ == 3;
-    if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= ctx.training().bucket_bytes))
+    if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx, ctx.grad_bytes())))
       flush(ctx, stage, s.pending);
   }
 
   void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
   {
     State& s = state(ctx, stage);
-    const double bucket = ctx.training().bucket_bytes;
+    const double grad_bucket = bucket(ctx, ctx.grad_bytes());
     while (s.pending > 0)
-      flush(ctx, stage, std::min(bucket, s.pending));
+      flush(ctx, stage, std::min(grad_bucket, s.pending));
     std::vector<std::vector<TaskId>> deps = extra;
     for (std::size_t i = 0; i < deps.size(); ++i)
       if (!s.last_comm.empty() && s.last_comm[i] != kNone)
@@ -93,7 +93,7 @@ public:
     for (std::size_t i = 0; i < opt.size(); ++i)
       after[i].push_back(opt[i]);
     while (total > 0) {
-      double b = std::min(bucket, total);
+      double b = std::min(bucket(ctx, ctx.param_bytes()), total);
       total -= b;
       ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, b, Stream::dp_gather,
                      {Category::dp_comm, "dp_param_all_gather", -1, -1}, after);
@@ -114,6 +114,15 @@ private:
 
   static int dp_size(const StepContext& ctx) { return ctx.training().dp * ctx.training().cp; }
 
+  /// Bucket in bytes for a tensor of `bytes_per_param`: the configured size, else Megatron's
+  /// distributed-optimizer rule, max(40M, 1M x dp) parameters per bucket.
+  static double bucket(const StepContext& ctx, double bytes_per_param)
+  {
+    if (ctx.training().bucket_bytes > 0)
+      return ctx.training().bucket_bytes;
+    return std::max(40e6, 1e6 * dp_size(ctx)) * bytes_per_param;
+  }
+
   State& state(StepContext& ctx, int stage)
   {
     if (states_.empty())
@@ -126,16 +135,17 @@ private:
     State& s = state(ctx, stage);
     const auto& units = ctx.units(stage);
     double acc = 0;
-    int bucket = 0;
+    int index = 0;
+    const double limit = bucket(ctx, ctx.param_bytes());
     for (const auto& u : units) {
       double bytes = u.params * ctx.param_bytes();
-      if (acc > 0 && acc + bytes > ctx.training().bucket_bytes) {
+      if (acc > 0 && acc + bytes > limit) {
         s.gather_bytes.push_back(acc);
         acc = 0;
-        ++bucket;
+        ++index;
       }
       acc += bytes;
-      s.gather_of_unit.push_back(bucket);
+      s.gather_of_unit.push_back(index);
     }
     s.gather_bytes.push_back(acc);
     s.gather_tasks.assign(s.gather_bytes.size(), {});

@@ -1,0 +1,180 @@
+// Sweeps, shards and merge, traces and figures: what users take away from a run.
+#include "TestUtil.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace clustersim::test;
+
+namespace {
+
+std::string slurp(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const char* kSweep = R"(name: small-sweep
+model: gpt3-125m
+cluster: {platform: dgx-a100-80gb, gpus: 8}
+training:
+  micro_batch: 2
+  precision: bf16
+  flash_attention: true
+sweep:
+  axes:
+    cluster.gpus: {from: 8, to: 32, factor: 2}
+    training.tp: [1, 3]
+plot:
+  - {kind: scaling, series: training.tp, title: "GPT-3 125M"}
+  - {kind: breakdown}
+  - {kind: mfu}
+)";
+
+} // namespace
+
+TEST_CASE("a sweep writes CSV and JSON rows, keeping invalid points with their reason, and figures")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  auto r = run_cli("run " + exp + " --out " + out + " --jobs 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("sweep: 6/6 points") != std::string::npos);
+  auto j = nlohmann::json::parse(slurp(out + "/results.json"));
+  REQUIRE(j["rows"].size() == 6);
+  int ok = 0, invalid = 0;
+  for (const auto& row : j["rows"]) {
+    if (row["status"] == "ok") {
+      ++ok;
+      CHECK(row["step_time_s"].get<double>() > 0);
+      CHECK(row["mfu"].get<double>() > 0);
+      CHECK(row["time_to_train_days"].get<double>() > 0);
+      CHECK(row["cost_usd"].get<double>() > 0);
+    } else {
+      ++invalid;
+      CHECK(row["status"] == "invalid");
+      CHECK(row["reason"].get<std::string>().find("does not divide") != std::string::npos);
+      CHECK(row["step_time_s"].is_null());
+    }
+  }
+  CHECK(ok == 3);
+  CHECK(invalid == 3);
+  std::string csv = slurp(out + "/results.csv");
+  CHECK(csv.rfind("point,cluster.gpus,training.tp,status,reason,", 0) == 0);
+  for (const char* col : {"step_time_s", "mfu", "tokens_per_s", "scaling_efficiency", "exposed_dp_s", "gpu_hours",
+                          "energy_mwh", "cost_usd", "peak_memory_bytes"})
+    CHECK_MESSAGE(csv.find(col) != std::string::npos, col);
+  for (const char* fig : {"scaling", "breakdown", "mfu"}) {
+    std::string png = slurp(out + "/" + fig + ".png");
+    std::string svg = slurp(out + "/" + fig + ".svg");
+    CAPTURE(fig);
+    CHECK(png.size() > 10000);
+    CHECK(png.compare(1, 3, "PNG") == 0);
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.size() > 5000);
+  }
+  CHECK(slurp(out + "/scaling.svg").find("Scaling efficiency (%)") != std::string::npos);
+  CHECK(slurp(out + "/breakdown.svg").find("Step time (s)") != std::string::npos);
+}
+
+TEST_CASE("shards merged are byte-identical to the unsharded sweep")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string whole = temp_dir();
+  std::string a = temp_dir();
+  std::string b = temp_dir();
+  std::string merged = temp_dir() + "/merged";
+  REQUIRE(run_cli("run " + exp + " --out " + whole).exit_code == 0);
+  REQUIRE(run_cli("run " + exp + " --out " + a + " --shard 0/2").exit_code == 0);
+  REQUIRE(run_cli("run " + exp + " --out " + b + " --shard 1/2 --jobs 1").exit_code == 0);
+  auto m = run_cli("merge " + b + " " + a + " --out " + merged);
+  REQUIRE_MESSAGE(m.exit_code == 0, m.err);
+  CHECK(slurp(merged + "/results.csv") == slurp(whole + "/results.csv"));
+  CHECK(slurp(merged + "/results.json") == slurp(whole + "/results.json"));
+  CHECK(slurp(a + "/results.csv") != slurp(whole + "/results.csv"));
+}
+
+TEST_CASE("sweep and merge reject bad input with exit 2")
+{
+  std::string typo = write_temp(
+      "typo.yaml", std::string(kSweep).replace(std::string(kSweep).find("training.tp:"), 12, "training.tpp:"));
+  auto r = run_cli("run " + typo + " --out " + temp_dir() + "/x");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown axis key 'tpp' in training; did you mean 'tp'?") != std::string::npos);
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  auto shard = run_cli("run " + exp + " --shard 2/2");
+  CHECK(shard.exit_code == 2);
+  CHECK(shard.err.find("command line: --shard: '2/2' is not a shard") == 0);
+  auto merge = run_cli("merge " + temp_dir() + " --out " + temp_dir() + "/m");
+  CHECK(merge.exit_code == 2);
+  CHECK(merge.err.find("results.json: cannot open file") != std::string::npos);
+  std::string bad_range =
+      write_temp("range.yaml", std::string(kSweep).replace(std::string(kSweep).find("factor: 2"), 9, "factor: 0"));
+  auto range = run_cli("run " + bad_range);
+  CHECK(range.exit_code == 2);
+}
+
+TEST_CASE("the trace follows the Chrome trace event format")
+{
+  std::string exp = write_temp("exp.yaml", R"(name: traced
+model: gpt3-125m
+cluster: {platform: dgx-a100-80gb, gpus: 16}
+training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 16, sequence_parallel: true}
+)");
+  std::string trace = temp_dir() + "/t.json";
+  auto r = run_cli("run " + exp + " --trace " + trace);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(slurp(trace));
+  REQUIRE(j["traceEvents"].is_array());
+  std::map<std::pair<int, int>, double> last_end;
+  std::map<std::string, int> categories;
+  int complete = 0;
+  for (const auto& e : j["traceEvents"]) {
+    for (const char* key : {"name", "ph", "pid", "tid"})
+      REQUIRE(e.contains(key));
+    std::string ph = e["ph"];
+    CHECK((ph == "X" || ph == "M"));
+    if (ph != "X")
+      continue;
+    ++complete;
+    REQUIRE(e.contains("ts"));
+    REQUIRE(e.contains("dur"));
+    double ts = e["ts"];
+    double dur = e["dur"];
+    CHECK(dur >= 0);
+    auto key = std::make_pair(e["pid"].get<int>(), e["tid"].get<int>());
+    // one track's spans are in order and never overlap (so they nest trivially)
+    if (last_end.count(key))
+      CHECK(ts >= last_end[key] - 1e-6);
+    last_end[key] = ts + dur;
+    ++categories[e.value("cat", "")];
+    if (e.value("cat", "") == "forward") {
+      CHECK(e["args"].contains("layer"));
+      CHECK(e["args"].contains("micro_batch"));
+    }
+  }
+  CHECK(complete > 100);
+  for (const char* cat : {"forward", "backward", "tp_comm", "pp_comm", "dp_comm", "optimizer", "idle"})
+    CHECK_MESSAGE(categories[cat] > 0, cat);
+  CHECK(j["metadata"]["step_time_s"].get<double>() > 0);
+}
+
+TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir();
+  REQUIRE(run_cli("run " + exp + " --out " + out).exit_code == 0);
+  auto r = run_cli("plot " + out + "/results.csv --kind line --x gpus --y tokens_per_s --title tokens");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(slurp(out + "/line.png").size() > 10000);
+  auto bad = run_cli("plot " + out + "/results.csv --kind line --x gpus --y tokens_per_sec");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("unknown column 'tokens_per_sec'; did you mean 'tokens_per_s'?") != std::string::npos);
+}
