@@ -251,13 +251,15 @@ public:
           comms.push_back(c);
           ++res_.stats.flows;
         }
+        // the slots receive the payload pointers of pending gets: size them once, before any
+        // get refers to them (growing the vector would leave those gets writing freed memory)
+        if (me.slots.size() < ph.receives[self].size())
+          me.slots.resize(ph.receives[self].size());
         std::size_t slot = 0;
         for (std::uint32_t f : ph.receives[self]) {
           const PlannedFlow& flow = ph.flows[f];
           std::uint32_t src_rank = group[flow.src];
           if (w_.simulated(src_rank)) {
-            if (me.slots.size() <= slot)
-              me.slots.resize(slot + 1);
             comms.push_back(me.mailbox->get_async<int>(&me.slots[slot++]));
           } else { // from a mirror: this side issues it
             sg4::CommPtr c =

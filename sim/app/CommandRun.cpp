@@ -226,7 +226,7 @@ void add_plot_command(CLI::App& app, Action& action)
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("plot", "Draw a figure (PNG and SVG, with gnuplot) from a results.csv");
   cmd->add_option("results", opt->csv, "results.csv of a sweep")->required();
-  cmd->add_option("--kind", opt->spec.kind, "scaling | breakdown | mfu | line");
+  cmd->add_option("--kind", opt->spec.kind, "scaling | breakdown | mfu | memory | bars | line");
   cmd->add_option("--x", opt->spec.x, "x column (default: gpus for scaling, the layout for bars)");
   cmd->add_option("--y", opt->spec.y, "y column (line plots)");
   cmd->add_option("--series", opt->spec.series, "column whose values make separate lines");
@@ -234,11 +234,13 @@ void add_plot_command(CLI::App& app, Action& action)
   cmd->add_option("--out", opt->out, "output directory (default: the CSV's)");
   cmd->callback([opt, &action] {
     action = [opt] {
-      static const std::vector<std::string> kinds{"scaling", "breakdown", "mfu", "line"};
+      static const std::vector<std::string> kinds{"scaling", "breakdown", "mfu", "memory", "bars", "line"};
       if (std::find(kinds.begin(), kinds.end(), opt->spec.kind) == kinds.end())
         throw ConfigError(command_line("--kind"), unknown_name("kind", opt->spec.kind, kinds), join(kinds));
       if (opt->spec.kind == "line" && (opt->spec.x.empty() || opt->spec.y.empty()))
         throw ConfigError(command_line("--kind"), "a line plot needs --x and --y", "--x COLUMN --y COLUMN");
+      if (opt->spec.kind == "bars" && opt->spec.y.empty())
+        throw ConfigError(command_line("--kind"), "a bar plot needs --y", "--y COLUMN");
       std::ifstream in(opt->csv, std::ios::binary);
       if (!in)
         throw ConfigError(SourceLocation{opt->csv, 0, 0}, "cannot open file", "a results.csv written by clustersim");

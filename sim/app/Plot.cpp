@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string>& kinds()
 {
-  static const std::vector<std::string> k{"scaling", "breakdown", "mfu", "line"};
+  static const std::vector<std::string> k{"scaling", "breakdown", "mfu", "memory", "bars", "line"};
   return k;
 }
 
@@ -139,6 +139,8 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
     p.file = m.get_string("file", p.kind);
     if (p.kind == "line" && (p.x.empty() || p.y.empty()))
       item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
+    if (p.kind == "bars" && p.y.empty())
+      item.fail("a bar plot needs a y column", "y: COLUMN");
     m.finish();
     out.push_back(p);
   }
@@ -156,7 +158,8 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
   int status_col = t.column("status");
   std::vector<const std::vector<std::string>*> ok;
   for (const auto& r : t.rows)
-    if (status_col < 0 || r[static_cast<std::size_t>(status_col)] == "ok")
+    if (status_col < 0 || r[static_cast<std::size_t>(status_col)] == "ok" ||
+        (spec.kind == "memory" && r[static_cast<std::size_t>(status_col)] == "oom"))
       ok.push_back(&r);
   if (ok.empty())
     throw ConfigError(command_line("plot"), "no row with status ok to plot", "results with simulated points");
@@ -178,7 +181,9 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
     std::size_t yi = need(ycol);
     std::map<std::string, std::vector<std::pair<double, double>>> series;
     for (const auto* r : ok) {
-      std::string key = spec.series.empty() ? "simulated" : spec.series + " " + (*r)[need(spec.series)];
+      std::string key = spec.series.empty()
+                            ? "simulated"
+                            : spec.series.substr(spec.series.find_last_of('.') + 1) + " " + (*r)[need(spec.series)];
       double xv = std::atof((*r)[xi].c_str());
       double yv = std::atof((*r)[yi].c_str()) * (spec.kind == "scaling" ? 100.0 : 1.0);
       series[key].emplace_back(xv, yv);
@@ -213,11 +218,29 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
                                                                         {"exposed_pp_s", "exposed PP comm"},
                                                                         {"exposed_dp_s", "exposed DP comm"},
                                                                         {"bubble_s", "bubble / wait"}};
+    static const std::vector<std::pair<std::string, std::string>> memory_parts{
+        {"weights_bytes", "weights"},
+        {"grads_bytes", "gradients"},
+        {"optimizer_bytes", "optimizer states"},
+        {"activations_bytes", "activations"},
+        {"other_memory_bytes", "buffers, reserve"}};
+    double capacity = 0;
     for (const auto* r : ok) {
-      out << gp_quote(row_label(t, *r, spec.x));
+      std::string label = row_label(t, *r, spec.x);
+      if (!spec.series.empty()) {
+        const std::string& name = spec.series;
+        label += " " + name.substr(name.find_last_of('.') + 1) + " " + (*r)[need(spec.series)];
+      }
+      out << gp_quote(label);
       if (spec.kind == "breakdown") {
         for (const auto& p : parts)
           out << " " << std::atof((*r)[need(p.first)].c_str());
+      } else if (spec.kind == "memory") {
+        for (const auto& p : memory_parts)
+          out << " " << std::atof((*r)[need(p.first)].c_str()) / 1073741824.0;
+        capacity = std::max(capacity, std::atof((*r)[need("memory_capacity_bytes")].c_str()) / 1073741824.0);
+      } else if (spec.kind == "bars") {
+        out << " " << std::atof((*r)[need(spec.y)].c_str());
       } else {
         out << " " << 100 * std::atof((*r)[need("mfu")].c_str());
       }
@@ -225,14 +248,25 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
     }
     script << "set style data histograms\nset style fill solid 0.85 border -1\nset boxwidth 0.75\n"
            << "set xtics rotate by -30 scale 0\nset key outside right top\n";
-    if (spec.kind == "breakdown") {
+    if (spec.kind == "breakdown" || spec.kind == "memory") {
       script << "set style histogram rowstacked\n";
+      const auto& list = spec.kind == "breakdown" ? parts : memory_parts;
       std::vector<std::string> cols;
-      for (std::size_t i = 0; i < parts.size(); ++i)
+      for (std::size_t i = 0; i < list.size(); ++i)
         cols.push_back((i == 0 ? gp_quote(f) : std::string("''")) + " using " + std::to_string(i + 2) +
-                       (i == 0 ? ":xtic(1)" : "") + " title " + gp_quote(parts[i].second));
+                       (i == 0 ? ":xtic(1)" : "") + " title " + gp_quote(list[i].second));
+      if (spec.kind == "memory") {
+        char cap[128];
+        std::snprintf(cap, sizeof cap, "%.3f with lines lw 2 dt 2 lc rgb 'red' title 'GPU memory (%.0f GiB)'", capacity,
+                      capacity);
+        cols.push_back(cap);
+      }
       plot_cmd = "plot " + join(cols, ", ");
-      ylabel = "Step time (s)";
+      ylabel = spec.kind == "breakdown" ? "Step time (s)" : "Memory per GPU (GiB)";
+    } else if (spec.kind == "bars") {
+      script << "set style histogram clustered\nset yrange [0:*]\n";
+      plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title " + gp_quote(spec.y);
+      ylabel = spec.y;
     } else {
       script << "set style histogram clustered\nset yrange [0:*]\n";
       plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title 'MFU'";
@@ -244,8 +278,9 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
                        "\nset ylabel " + gp_quote(ylabel) + "\nset grid ytics\n";
   std::string base = tmp + "/figure";
   std::ofstream gp(tmp + "/plot.gp");
-  gp << "set terminal pngcairo size 1000,620 font 'DejaVu Sans,11'\nset output " << gp_quote(base + ".png") << "\n"
-     << common << plot_cmd << "\nset terminal svg size 1000,620 font 'DejaVu Sans,11'\nset output "
+  gp << "set terminal pngcairo noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output " << gp_quote(base + ".png")
+     << "\n"
+     << common << plot_cmd << "\nset terminal svg noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output "
      << gp_quote(base + ".svg") << "\n"
      << "replot\n";
   gp.close();

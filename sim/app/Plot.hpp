@@ -4,6 +4,10 @@
 ///   breakdown  step time (s) as stacked bars: compute, recompute, optimizer, exposed TP / CP /
 ///              PP / DP communication, bubble — one bar per row
 ///   mfu        MFU (%) per row, as bars
+///   memory     memory per GPU (GiB) as stacked bars (weights, gradients, optimizer states,
+///              activations, other), every row including those that do not fit, with the
+///              GPU's capacity as a line
+///   bars       any column per row, as bars (y)
 ///   line       any column against any column
 /// An experiment's `plot:` section lists figures ({kind, x, y, series, title, file}); the
 /// `clustersim plot` command draws one from a results.csv.

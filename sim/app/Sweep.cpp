@@ -290,6 +290,11 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
   perf("energy_mwh", m ? m->energy_mwh : 0);
   perf("cost_usd", m ? m->cost_usd : 0);
   put("budget_tokens", m ? m->budget_tokens : 0);
+  put("weights_bytes", m ? m->memory.weights : 0);
+  put("grads_bytes", m ? m->memory.grads : 0);
+  put("optimizer_bytes", m ? m->memory.optimizer : 0);
+  put("activations_bytes", m ? m->memory.activations : 0);
+  put("other_memory_bytes", m ? m->memory.buffers + m->memory.reserved : 0);
   put("peak_memory_bytes", m ? m->memory.peak : 0);
   put("memory_capacity_bytes", m ? m->memory.capacity : 0);
   row["simulation_mode"] = ran ? Json(m->mode) : Json();

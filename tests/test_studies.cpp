@@ -1,0 +1,158 @@
+// The studies in experiments/ run end to end with one command each, produce their figures, and
+// still say what docs/studies.md says they say (the claims are asserted, not the digits).
+#include "TestUtil.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace clustersim::test;
+using nlohmann::json;
+
+namespace {
+
+struct Study {
+  json rows;
+  std::string dir;
+};
+
+/// Runs `clustersim run experiments/NAME.yaml --out DIR` and loads its results.json.
+Study run_study(const std::string& name, const std::vector<std::string>& figures)
+{
+  Study s;
+  s.dir = temp_dir() + "/" + name;
+  auto r = run_cli("run " + source_path("experiments/" + name + ".yaml") + " --out " + s.dir + " --jobs 2");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::ifstream in(s.dir + "/results.json");
+  json doc = json::parse(in);
+  CHECK(doc.at("experiment") == name);
+  s.rows = doc.at("rows");
+  REQUIRE(!s.rows.empty());
+  for (const auto& f : figures)
+    for (const char* ext : {".png", ".svg"}) {
+      std::string path = s.dir + "/" + f + ext;
+      INFO(path);
+      REQUIRE(std::filesystem::exists(path));
+      CHECK(std::filesystem::file_size(path) > 8000);
+    }
+  return s;
+}
+
+double num(const json& row, const char* key)
+{
+  INFO(key << " in " << row.dump());
+  REQUIRE(row.at(key).is_number());
+  return row.at(key).get<double>();
+}
+
+} // namespace
+
+TEST_CASE("study dp-scaling-7b: overlapped ZeRO-1 scales better than exposed, both decline with GPUs")
+{
+  Study s = run_study("dp-scaling-7b", {"scaling", "breakdown"});
+  REQUIRE(s.rows.size() == 18);
+  std::vector<json> on, off;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    (r.at("training.overlap.grad_reduce") == "true" ? on : off).push_back(r);
+  }
+  REQUIRE(on.size() == 9);
+  REQUIRE(off.size() == 9);
+  for (std::size_t i = 0; i < on.size(); ++i) {
+    CHECK(num(on[i], "gpus") == num(off[i], "gpus"));
+    CHECK(num(on[i], "exposed_dp_s") < num(off[i], "exposed_dp_s"));
+    CHECK(num(on[i], "step_time_s") < num(off[i], "step_time_s"));
+  }
+  CHECK(num(on.back(), "scaling_efficiency") > num(off.back(), "scaling_efficiency"));
+  CHECK(num(off.back(), "scaling_efficiency") < num(off[1], "scaling_efficiency"));
+  CHECK(num(off.back(), "exposed_dp_s") > num(off.front(), "exposed_dp_s"));
+}
+
+TEST_CASE("study zero-stages-7b: plain DP does not fit, every ZeRO stage cuts memory, ZeRO-3 costs time")
+{
+  Study s = run_study("zero-stages-7b", {"breakdown", "memory"});
+  REQUIRE(s.rows.size() == 4);
+  CHECK(s.rows[0].at("status") == "oom");
+  for (int i = 1; i < 4; ++i)
+    CHECK(s.rows[static_cast<std::size_t>(i)].at("status") == "ok");
+  for (int i = 1; i < 4; ++i)
+    CHECK(num(s.rows[static_cast<std::size_t>(i)], "peak_memory_bytes") <
+          num(s.rows[static_cast<std::size_t>(i - 1)], "peak_memory_bytes"));
+  CHECK(num(s.rows[3], "exposed_dp_s") > num(s.rows[1], "exposed_dp_s"));
+}
+
+TEST_CASE("study gpt3-175b-layouts: every layout fits and runs - TP 4 trades TP traffic for bubble")
+{
+  Study s = run_study("gpt3-175b-layouts", {"breakdown", "mfu"});
+  REQUIRE(s.rows.size() >= 4);
+  const json* tp4 = nullptr;
+  const json* tp8 = nullptr;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    CHECK(num(r, "gpus") == 1024);
+    if (r.at("tp") == 4 && r.at("pp") == 16)
+      tp4 = &r;
+    if (r.at("tp") == 8 && r.at("pp") == 8)
+      tp8 = &r;
+  }
+  REQUIRE(tp4);
+  REQUIRE(tp8);
+  CHECK(num(*tp4, "exposed_tp_s") < num(*tp8, "exposed_tp_s"));
+  CHECK(num(*tp4, "bubble_s") > num(*tp8, "bubble_s"));
+}
+
+TEST_CASE("study memory-walls: 70B and 175B need model parallelism on 80 GB cards")
+{
+  Study s = run_study("memory-walls", {"memory"});
+  REQUIRE(s.rows.size() == 20);
+  for (const auto& r : s.rows) {
+    bool model_parallel = r.at("tp") != 1;
+    bool big = r.at("model") == "llama2-70b" || r.at("model") == "gpt3-175b";
+    INFO(r.dump());
+    if (model_parallel)
+      CHECK(r.at("status") == "ok");
+    else if (big)
+      CHECK(r.at("status") == "oom");
+    if (!model_parallel && r.at("zero") == 0)
+      CHECK(r.at("status") == "oom");
+  }
+}
+
+TEST_CASE("study compute-walls: one GPU cannot train either model - days fall with GPUs, GPU-hours do not")
+{
+  Study s = run_study("compute-walls", {"days"});
+  std::map<std::string, std::vector<json>> by_model;
+  for (const auto& r : s.rows)
+    by_model[r.at("model").get<std::string>()].push_back(r);
+  for (auto& [model, rows] : by_model) {
+    INFO(model);
+    REQUIRE(rows.size() >= 3);
+    CHECK(rows.front().at("gpus") == 1);
+    CHECK(rows.front().at("status") == "oom");
+    for (std::size_t i = 2; i < rows.size(); ++i) {
+      CHECK(num(rows[i], "time_to_train_days") < num(rows[i - 1], "time_to_train_days"));
+      // more GPUs never make the job cheaper in GPU-hours than perfect scaling would
+      CHECK(num(rows[i], "gpu_hours") > 0.9 * num(rows[i - 1], "gpu_hours"));
+    }
+  }
+}
+
+TEST_CASE("study cluster-whatif: 200 Gb/s costs time - rail-aligned rings do not feel a 2:1 spine")
+{
+  Study s = run_study("cluster-whatif", {"breakdown"});
+  REQUIRE(s.rows.size() == 5);
+  std::map<std::string, double> step;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    step[r.at("platform").get<std::string>()] = num(r, "step_time_s");
+  }
+  CHECK(step.at("dgx-h100-200g") > 1.1 * step.at("dgx-h100"));
+  CHECK(step.at("dgx-h100-2to1") == doctest::Approx(step.at("dgx-h100")).epsilon(0.01));
+  CHECK(step.at("dgx-h100-fattree-2to1") >= step.at("dgx-h100-fattree") * 0.999);
+}
