@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -177,4 +178,27 @@ TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns"
   auto bad = run_cli("plot " + out + "/results.csv --kind line --x gpus --y tokens_per_sec");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown column 'tokens_per_sec'; did you mean 'tokens_per_s'?") != std::string::npos);
+  auto bars = run_cli("plot " + out + "/results.csv --kind bars --y step_time_s --labels tp gpus --log-y --out " + out +
+                      "/bars");
+  REQUIRE_MESSAGE(bars.exit_code == 0, bars.err);
+  CHECK(slurp(out + "/bars/bars.svg").find("tp1 gpus16") != std::string::npos);
+  auto bad_label =
+      run_cli("plot " + out + "/results.csv --kind bars --y step_time_s --labels tpp --out " + out + "/b2");
+  CHECK(bad_label.exit_code == 2);
+  CHECK(bad_label.err.find("unknown column 'tpp'; did you mean 'tp'?") != std::string::npos);
+  CHECK(entries_in(out + "/b2") == 0);
+}
+
+TEST_CASE("a malformed plot section is reported before the sweep runs, and nothing is written")
+{
+  std::string doc = kSweep;
+  doc.replace(doc.find("{kind: breakdown}"), 17, "{kind: breakdown, labels: model}");
+  std::string exp = write_temp("badplot.yaml", doc);
+  std::string out = temp_dir() + "/never";
+  auto r = run_cli("run " + exp + " --out " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("badplot.yaml:14:31: expected a list") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find("sweep:") == std::string::npos); // no progress line: nothing ran
+  CHECK(entries_in(out) == 0);
 }

@@ -46,9 +46,12 @@ int run_sweep(const std::string& path, const YamlNode& doc, const SweepSpec& swe
   // Parse every point here first: a mistake in the document (not in a point's values) is
   // reported once, as bad input, before anything runs.
   std::string name = path;
-  for (auto& [k, v] : doc.entries())
+  for (auto& [k, v] : doc.entries()) {
     if (k.as_string() == "name")
       name = v.as_string();
+    if (k.as_string() == "plot")
+      parse_plots(v);
+  }
   for (const auto& p : mine) {
     try {
       parse_experiment(apply_point(doc, sweep, p), catalog);
@@ -94,11 +97,17 @@ int run_sweep(const std::string& path, const YamlNode& doc, const SweepSpec& swe
   OutputSet files;
   files.add(out + "/results.csv", csv);
   files.add(out + "/results.json", rows_to_json(name, rows));
+  std::size_t figures = 0;
   if (shard_n == 1)
-    for (auto& [file, contents] : plots_from_experiment(doc, csv, out))
+    for (auto& [file, contents] : plots_from_experiment(doc, csv, out)) {
       files.add(file, contents);
+      ++figures;
+    }
   files.commit();
-  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)\n", out.c_str(), out.c_str(), rows.size());
+  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)", out.c_str(), out.c_str(), rows.size());
+  if (figures > 0)
+    std::fprintf(stderr, " and %zu figure files", figures);
+  std::fprintf(stderr, "\n");
   return 0;
 }
 
@@ -231,6 +240,8 @@ void add_plot_command(CLI::App& app, Action& action)
   cmd->add_option("--y", opt->spec.y, "y column (line plots)");
   cmd->add_option("--series", opt->spec.series, "column whose values make separate lines");
   cmd->add_option("--title", opt->spec.title, "figure title");
+  cmd->add_option("--labels", opt->spec.labels, "columns naming each bar (bar kinds), e.g. --labels model gpus");
+  cmd->add_flag("--log-y", opt->spec.log_y, "logarithmic y axis");
   cmd->add_option("--out", opt->out, "output directory (default: the CSV's)");
   cmd->callback([opt, &action] {
     action = [opt] {

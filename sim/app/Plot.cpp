@@ -40,28 +40,38 @@ std::string gp_quote(const std::string& s)
   return out + "\"";
 }
 
-/// Label of a row for bar charts: the x column, or its layout.
-std::string row_label(const CsvTable& t, const std::vector<std::string>& row, const std::string& x)
+/// "tp8" for numbers (they need their axis name), "gpt3-175b" for names (they speak for themselves).
+std::string label_part(const std::string& column, const std::string& value)
+{
+  std::string name = column.substr(column.find_last_of('.') + 1);
+  bool numeric = !value.empty() && value.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  return numeric ? name + value : value;
+}
+
+/// Label of a row for bar charts: the `labels` columns, the x column, or the sweep's axes.
+std::string row_label(const CsvTable& t, const std::vector<std::string>& row, const PlotSpec& spec)
 {
   auto cell = [&](const char* name) {
     int c = t.column(name);
     return c < 0 ? std::string() : row[static_cast<std::size_t>(c)];
   };
-  if (!x.empty() && t.column(x) >= 0)
-    return row[static_cast<std::size_t>(t.column(x))];
+  std::string l;
+  if (!spec.labels.empty()) {
+    for (const auto& col : spec.labels)
+      l += (l.empty() ? "" : " ") + label_part(col, row[static_cast<std::size_t>(t.column(col))]);
+    return l;
+  }
+  if (!spec.x.empty() && t.column(spec.x) >= 0)
+    return row[static_cast<std::size_t>(t.column(spec.x))];
   // the sweep's own axes sit between "point" and "status"
   int first = t.column("point");
   int last = t.column("status");
   if (first >= 0 && last > first + 1) {
-    std::string l;
-    for (int c = first + 1; c < last; ++c) {
-      std::string name = t.header[static_cast<std::size_t>(c)];
-      name = name.substr(name.find_last_of('.') + 1);
-      l += (l.empty() ? "" : " ") + name + " " + row[static_cast<std::size_t>(c)];
-    }
+    for (int c = first + 1; c < last; ++c)
+      l += (l.empty() ? "" : " ") + label_part(t.header[static_cast<std::size_t>(c)], row[static_cast<std::size_t>(c)]);
     return l;
   }
-  std::string l = "tp" + cell("tp") + " pp" + cell("pp") + " dp" + cell("dp");
+  l = "tp" + cell("tp") + " pp" + cell("pp") + " dp" + cell("dp");
   if (!cell("cp").empty() && cell("cp") != "1")
     l += " cp" + cell("cp");
   if (!cell("zero").empty() && cell("zero") != "0")
@@ -137,6 +147,10 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
     p.series = m.get_string("series", "");
     p.title = m.get_string("title", "");
     p.file = m.get_string("file", p.kind);
+    if (auto l = m.find("labels"))
+      for (const auto& c : l->items())
+        p.labels.push_back(c.as_string());
+    p.log_y = m.get_bool("log_y", false);
     if (p.kind == "line" && (p.x.empty() || p.y.empty()))
       item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
     if (p.kind == "bars" && p.y.empty())
@@ -225,8 +239,12 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
         {"activations_bytes", "activations"},
         {"other_memory_bytes", "buffers, reserve"}};
     double capacity = 0;
+    double peak = 0;
+    std::string clip_note;
     for (const auto* r : ok) {
-      std::string label = row_label(t, *r, spec.x);
+      for (const auto& col : spec.labels)
+        need(col);
+      std::string label = row_label(t, *r, spec);
       if (!spec.series.empty()) {
         const std::string& name = spec.series;
         label += " " + name.substr(name.find_last_of('.') + 1) + " " + (*r)[need(spec.series)];
@@ -239,6 +257,7 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
         for (const auto& p : memory_parts)
           out << " " << std::atof((*r)[need(p.first)].c_str()) / 1073741824.0;
         capacity = std::max(capacity, std::atof((*r)[need("memory_capacity_bytes")].c_str()) / 1073741824.0);
+        peak = std::max(peak, std::atof((*r)[need("peak_memory_bytes")].c_str()) / 1073741824.0);
       } else if (spec.kind == "bars") {
         out << " " << std::atof((*r)[need(spec.y)].c_str());
       } else {
@@ -247,7 +266,7 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
       out << "\n";
     }
     script << "set style data histograms\nset style fill solid 0.85 border -1\nset boxwidth 0.75\n"
-           << "set xtics rotate by -30 scale 0\nset key outside right top\n";
+           << "set xtics rotate by " << (ok.size() > 10 ? -50 : -30) << " scale 0\nset key outside right top\n";
     if (spec.kind == "breakdown" || spec.kind == "memory") {
       script << "set style histogram rowstacked\n";
       const auto& list = spec.kind == "breakdown" ? parts : memory_parts;
@@ -260,6 +279,16 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
         std::snprintf(cap, sizeof cap, "%.3f with lines lw 2 dt 2 lc rgb 'red' title 'GPU memory (%.0f GiB)'", capacity,
                       capacity);
         cols.push_back(cap);
+        // a 175B model under plain DP needs terabytes per GPU: clip the axis so that the bars
+        // near the capacity line stay readable, and say so
+        if (peak > 3 * capacity) {
+          char range[160];
+          std::snprintf(range, sizeof range, "set yrange [0:%.0f]\n", 3 * capacity);
+          script << range;
+          std::snprintf(range, sizeof range, " (bars above %.0f GiB are clipped; totals in peak_memory_bytes)",
+                        3 * capacity);
+          clip_note = range;
+        }
       }
       plot_cmd = "plot " + join(cols, ", ");
       ylabel = spec.kind == "breakdown" ? "Step time (s)" : "Memory per GPU (GiB)";
@@ -272,8 +301,10 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
       plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title 'MFU'";
       ylabel = "MFU (%)";
     }
-    xlabel = spec.x.empty() ? "layout" : spec.x;
+    xlabel = (spec.x.empty() ? "layout" : spec.x) + clip_note;
   }
+  if (spec.log_y)
+    script << "set logscale y\nset yrange [*:*]\n";
   std::string common = script.str() + "set title " + gp_quote(title) + "\nset xlabel " + gp_quote(xlabel) +
                        "\nset ylabel " + gp_quote(ylabel) + "\nset grid ytics\n";
   std::string base = tmp + "/figure";

@@ -26,7 +26,9 @@ struct PlotSpec {
   std::string y;      ///< y column (line plots)
   std::string series; ///< column whose values split the rows into lines
   std::string title;
-  std::string file; ///< base name of the output files (default: the kind)
+  std::string file;                ///< base name of the output files (default: the kind)
+  std::vector<std::string> labels; ///< columns naming each bar (default: x, else the sweep axes)
+  bool log_y = false;
 };
 
 /// A parsed CSV (header + rows of cells).
