@@ -133,6 +133,11 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
   CHECK(states("175e9") == doctest::Approx(2.8e12));
   // the other seed's accounting: fp16 weights + grads + fp16 Adam moments = 8 B/param
   CHECK(states("7e9", "--state-bytes 2,2,4") == doctest::Approx(56e9));
+  // ZeRO shards over data parallelism only: 8 GPUs at tp 2 are 4 replicas
+  CHECK(states("7e9", "--tp 2 --gpus 8 --zero 1") == doctest::Approx(7e9 + 7e9 + 84e9 / 8));
+  CHECK(run_cli("memory --params 7e9 --gpu h100-sxm5-80gb --tp 2 --gpus 7").exit_code == 2);
+  // without --gpus: one replica of the layout
+  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1")["fits"] == true);
 
   auto oom = j("memory --model llama2-7b --platform dgx-h100 --gpus 1 --micro-batch 1");
   CHECK(oom["fits"] == false);

@@ -97,7 +97,7 @@ void add_model_commands(CLI::App& app, Action& action)
     std::string params;
     std::string platform;
     std::string gpu;
-    int gpus = 1;
+    int gpus = 0; ///< 0: one model replica, tp*pp*cp
     int tp = 1, pp = 1, cp = 1, zero = 0, vpp = 1;
     int micro_batch = 1;
     int global_batch = 0;
@@ -117,7 +117,7 @@ void add_model_commands(CLI::App& app, Action& action)
   mem->add_option("--params", mo->params, "parameter count instead of a model (model states only, no activations)");
   mem->add_option("--platform", mo->platform, "platform (for its GPU)");
   mem->add_option("--gpu", mo->gpu, "GPU id, e.g. h100-sxm5-80gb");
-  mem->add_option("--gpus", mo->gpus, "GPUs (tp*pp*cp*dp)");
+  mem->add_option("--gpus", mo->gpus, "GPUs, tp*pp*cp*dp (default: one replica, tp*pp*cp)");
   mem->add_option("--tp", mo->tp, "tensor parallel");
   mem->add_option("--pp", mo->pp, "pipeline parallel");
   mem->add_option("--cp", mo->cp, "context parallel");
@@ -140,9 +140,16 @@ void add_model_commands(CLI::App& app, Action& action)
       auto sb = state_bytes_argument(mo->state_bytes);
       Json j;
       std::ostringstream text;
+      const int replica = mo->tp * mo->pp * mo->cp;
+      if (mo->gpus == 0)
+        mo->gpus = replica;
       if (!mo->params.empty()) {
         double n = positive_number(mo->params, "--params");
-        double shard = mo->zero >= 1 ? mo->gpus : 1;
+        if (mo->gpus < 0 || mo->gpus % replica != 0)
+          throw ConfigError(command_line("--gpus"),
+                            std::to_string(mo->gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
+                            "a multiple of tp*pp*cp");
+        double shard = mo->zero >= 1 ? mo->gpus / replica : 1; // ZeRO shards over data parallelism
         double w = n * sb[0] / (mo->zero >= 3 ? shard : 1) / (mo->tp * mo->pp);
         double g = n * sb[1] / (mo->zero >= 2 ? shard : 1) / (mo->tp * mo->pp);
         double o = n * sb[2] / (mo->zero >= 1 ? shard : 1) / (mo->tp * mo->pp);
@@ -171,7 +178,7 @@ void add_model_commands(CLI::App& app, Action& action)
         t.cp = mo->cp;
         t.vpp = mo->vpp;
         t.zero = mo->zero;
-        if (mo->gpus % (t.tp * t.pp * t.cp) != 0)
+        if (mo->gpus < 0 || mo->gpus % (t.tp * t.pp * t.cp) != 0)
           throw ConfigError(command_line("--gpus"),
                             std::to_string(mo->gpus) +
                                 " GPUs do not divide into tp*pp*cp = " + std::to_string(t.tp * t.pp * t.cp),
@@ -316,8 +323,8 @@ void add_model_commands(CLI::App& app, Action& action)
     };
   });
 
-  // ---------------------------------------------------------------- model list / show
-  CLI::App* model = app.add_subcommand("model", "Model presets: list them, or show one's size and FLOPs");
+  // ---------------------------------------------------------------- model list
+  CLI::App* model = app.add_subcommand("model", "Model presets: list them with their size and shape");
   model->require_subcommand(1);
   CLI::App* list = model->add_subcommand("list", "List the model presets");
   list->callback([&action] {
