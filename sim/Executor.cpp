@@ -38,6 +38,7 @@ struct Worker {
 struct Barrier {
   std::uint32_t arrived = 0;
   std::uint32_t generation = 0;
+  double opened_at = 0; ///< when the last member arrived
   std::vector<Worker*> waiting;
 };
 
@@ -219,18 +220,36 @@ public:
     const auto& group = w_.groups()[w_.collectives()[call].group].ranks;
     const std::uint32_t self = t.member;
     Barrier& b = barriers_[call];
-    barrier(me, b, info.present);
-    res_.start[id] = sg4::Engine::get_clock();
-    bool first = ++collective_started_[call] == 1;
-    if (first) {
-      ++res_.stats.collectives;
-      if (info.analytic)
-        ++res_.stats.analytic_collectives;
-    }
     const ExecPlan& plan = *info.plan;
     if (info.analytic) {
-      pause(plan.predicted_s);
+      // Nothing else uses these links: the call takes its predicted time from the moment the
+      // last member arrives. That member sleeps it and wakes the others, who wait blocked —
+      // one timer per call instead of one per member, with the same clock for everyone.
+      if (++b.arrived == info.present) {
+        b.arrived = 0;
+        b.opened_at = sg4::Engine::get_clock();
+        res_.start[id] = b.opened_at;
+        ++res_.stats.collectives;
+        ++res_.stats.analytic_collectives;
+        std::vector<Worker*> ws = std::move(b.waiting);
+        b.waiting.clear();
+        pause(plan.predicted_s);
+        ++b.generation;
+        for (Worker* w : ws)
+          w->wake();
+      } else {
+        std::uint32_t gen = b.generation;
+        while (b.generation == gen) {
+          b.waiting.push_back(&me);
+          me.block();
+        }
+        res_.start[id] = b.opened_at;
+      }
     } else {
+      barrier(me, b, info.present);
+      res_.start[id] = sg4::Engine::get_clock();
+      if (++collective_started_[call] == 1)
+        ++res_.stats.collectives;
       static int payload = 0;
       std::vector<sg4::CommPtr> comms;
       for (const auto& ph : plan.phases) {

@@ -2,10 +2,12 @@
 #include "ClusterGraph.hpp"
 #include "CollectiveBench.hpp"
 #include "Commands.hpp"
+#include "Experiment.hpp"
 #include "Isolated.hpp"
 #include "SimPlatform.hpp"
 #include "Simulation.hpp"
 #include "Suggest.hpp"
+#include "Yaml.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -93,6 +95,40 @@ BenchRow allreduce(const std::string& platform, int gpus, double bytes)
   return r;
 }
 
+/// One training step of an experiment given as YAML text; `full` simulates every rank.
+BenchRow training_step(const std::string& what, const std::string& yaml, bool full)
+{
+  Catalog c = Catalog::open();
+  ExperimentSpec e = parse_experiment(YamlNode::load_string(yaml, "bench"), c);
+  if (full)
+    e.mode = "full";
+  RunMetrics m = simulate(e, c);
+  BenchRow r;
+  char step[64];
+  std::snprintf(step, sizeof step, ", step %.3f s", m.step_time_s);
+  r.what = what + step;
+  r.simulated_s = m.step_time_s;
+  r.flows = m.stats.flows;
+  r.events = m.stats.flows + m.stats.executions + m.stats.sleeps;
+  r.mode = m.mode;
+  return r;
+}
+
+const char* kGpt3 = R"(name: gpt3-1k
+model: gpt3-175b
+cluster: {platform: dgx-a100-80gb, gpus: 1024}
+training: {tp: 8, pp: 8, dp: 16, pipeline_schedule: 1f1b, micro_batch: 1, global_batch: 1536, precision: bf16,
+           sequence_parallel: true, recompute: selective}
+)";
+
+std::string llama3(int gpus)
+{
+  return "name: llama3\nmodel: llama3-405b\ncluster: {platform: dgx-h100, gpus: " + std::to_string(gpus) +
+         "}\ntraining: {tp: 8, pp: 16, dp: " + std::to_string(gpus / 128) +
+         ", pipeline_schedule: 1f1b, micro_batch: 1, global_batch: " + std::to_string(gpus / 8) +
+         ", precision: bf16, sequence_parallel: true, flash_attention: true, recompute: selective}\n";
+}
+
 struct Scenario {
   std::string name;
   std::function<BenchRow()> run;
@@ -104,9 +140,29 @@ std::vector<Scenario> scenarios()
   s.push_back({"platform-16k", [] { return platform_build("dgx-h100", 16384); }});
   s.push_back({"allreduce-1k", [] { return allreduce("dgx-a100-80gb", 1024, 1073741824.0); }});
   s.push_back({"allreduce-16k", [] { return allreduce("dgx-h100", 16384, 1073741824.0); }});
+  s.push_back({"gpt3-1k",
+               [] { return training_step("GPT-3 175B step, 1024 A100, tp 8 pp 8 dp 16, every rank", kGpt3, true); }});
+  s.push_back({"gpt3-1k-folded",
+               [] { return training_step("GPT-3 175B step, 1024 A100, tp 8 pp 8 dp 16, folded", kGpt3, false); }});
+  s.push_back({"llama3-16k", [] {
+                 return training_step("Llama-3 405B step, 16384 H100, tp 8 pp 16 dp 128, seq 8192", llama3(16384),
+                                      false);
+               }});
   for (int g : {1024, 2048, 4096, 8192, 16384}) {
     std::string n = "platform-" + std::to_string(g / 1024) + "k-curve";
     s.push_back({n, [g] { return platform_build("dgx-h100", g); }});
+  }
+  for (int g : {1024, 2048, 4096, 8192, 16384}) {
+    std::string n = "allreduce-" + std::to_string(g / 1024) + "k-curve";
+    s.push_back({n, [g] { return allreduce("dgx-h100", g, 1073741824.0); }});
+  }
+  for (int g : {1024, 2048, 4096, 8192, 16384}) {
+    std::string n = "llama3-" + std::to_string(g / 1024) + "k-curve";
+    s.push_back({n, [g] {
+                   return training_step("Llama-3 405B step, " + std::to_string(g) + " H100, global batch " +
+                                            std::to_string(g / 8),
+                                        llama3(g), false);
+                 }});
   }
   return s;
 }
