@@ -131,7 +131,9 @@ ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>
 const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
 {
   const CollectiveCall& c = w.collectives()[call];
-  auto key = std::make_tuple(static_cast<int>(c.op), c.group, c.algo, c.bytes);
+  // keyed by content, not by the workload's group and algorithm indices: one engine serves
+  // many workloads (the planner evaluates thousands of layouts with one)
+  auto key = std::make_tuple(static_cast<int>(c.op), w.groups()[c.group].ranks, w.algo_names()[c.algo], c.bytes);
   auto it = cache_.find(key);
   if (it != cache_.end())
     return it->second;

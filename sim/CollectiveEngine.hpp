@@ -79,7 +79,7 @@ private:
   const ProtocolTable& protocols_;
   std::string scale_up_;
   std::string scale_out_;
-  std::map<std::tuple<int, std::uint32_t, std::uint16_t, double>, ExecPlan> cache_;
+  std::map<std::tuple<int, std::vector<std::uint32_t>, std::string, double>, ExecPlan> cache_;
 };
 
 } // namespace clustersim

@@ -1,4 +1,5 @@
 // clustersim memory / estimate / model: the cost model's back-of-envelope answers.
+#include "Arguments.hpp"
 #include "Catalog.hpp"
 #include "Commands.hpp"
 #include "CostModel.hpp"
@@ -16,56 +17,6 @@ namespace clustersim {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-double positive_number(const std::string& text, const std::string& flag)
-{
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
-    throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", "e.g. 7e9");
-  return v;
-}
-
-/// A model from a preset name, a model YAML or a Hugging Face config.json.
-ModelSpec model_argument(const Catalog& c, const std::string& arg)
-{
-  bool is_path = arg.find('/') != std::string::npos || arg.size() > 5;
-  if (is_path && file_exists(arg)) {
-    if (arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".json") == 0)
-      return import_hf_config(arg);
-    return parse_model(YamlNode::load_file(arg), c.models_dir());
-  }
-  try {
-    return load_model_preset(arg, c.models_dir(), command_line("--model"));
-  } catch (const ConfigError& e) {
-    throw ConfigError(command_line("--model"), e.problem(), e.valid());
-  }
-}
-
-/// The GPU from --gpu, else from --platform.
-GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform)
-{
-  if (!gpu.empty())
-    return c.gpus().get(gpu, command_line("--gpu"));
-  if (!platform.empty())
-    return c.platform(platform, command_line("--platform")).node.gpu;
-  throw ConfigError(command_line("--gpu"), "no GPU given",
-                    "--gpu ID or --platform NAME; GPUs: " + join(c.gpus().ids()));
-}
-
-Precision precision_argument(const std::string& p, const GpuSpec& gpu)
-{
-  if (p.empty())
-    return gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
-  const auto& names = precision_names();
-  if (std::find(names.begin(), names.end(), p) == names.end())
-    throw ConfigError(command_line("--precision"), unknown_name("precision", p, names), join(names));
-  Precision prec = parse_precision(p);
-  if (!gpu.supports(prec))
-    throw ConfigError(command_line("--precision"), "GPU '" + gpu.id + "' has no " + p + " support",
-                      "another precision");
-  return prec;
-}
 
 std::vector<double> state_bytes_argument(const std::string& text)
 {

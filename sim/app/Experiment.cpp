@@ -59,7 +59,7 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
   }
   if (auto s = top.find("simulation")) {
     YamlMap sm(*s, "simulation");
-    e.mode = sm.get_choice("mode", "auto", {"auto", "full"});
+    e.mode = sm.get_choice("mode", "auto", {"auto", "full", "analytic"});
     sm.finish();
   }
   if (auto b = top.find("budget")) {

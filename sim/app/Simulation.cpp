@@ -1,4 +1,5 @@
 #include "Simulation.hpp"
+#include "Timeline.hpp"
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
@@ -24,12 +25,18 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
   const std::string contention = replica_contention(e.platform);
   const bool replicas = e.training.tp * e.training.cp * e.training.dp > 1;
-  const bool fold = e.mode == "auto" && contention.empty() && replicas;
+  const bool analytic = e.mode == "analytic";
+  const bool fold = (analytic || (e.mode == "auto" && contention.empty())) && replicas;
   StepPlan plan = build_step(cost, fold);
   const double peak = e.platform.node.gpu.peak(e.training.precision);
-  SimPlatform platform(cluster, peak);
   CollectiveEngine collectives(cluster, catalog.protocols());
-  ExecutionResult res = execute(plan.workload, platform, collectives);
+  ExecutionResult res;
+  if (analytic) {
+    res = evaluate_contention_free(plan.workload, collectives);
+  } else {
+    SimPlatform platform(cluster, peak);
+    res = execute(plan.workload, platform, collectives);
+  }
 
   RunMetrics m;
   m.name = e.name;
@@ -39,8 +46,11 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   m.training = e.training;
   m.tasks = plan.workload.tasks().size();
   m.simulated_ranks = plan.workload.simulated_ranks();
-  m.mode = fold ? "folded" : "full";
-  if (fold)
+  m.mode = analytic ? "analytic" : fold ? "folded" : "full";
+  if (analytic)
+    m.mode_reason = "contention-free evaluation of the task graph: every collective and transfer at its idle-link "
+                    "time, a lower bound where they overlap on shared links";
+  else if (fold)
     m.mode_reason = "tensor-, context- and data-parallel replicas mirror one rank per stage; they cannot contend on " +
                     e.platform.name;
   else if (e.mode == "full")

@@ -1,0 +1,60 @@
+#include "Arguments.hpp"
+
+#include "Suggest.hpp"
+#include "Units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace clustersim {
+
+double positive_number(const std::string& text, const std::string& flag)
+{
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+    throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", "e.g. 7e9");
+  return v;
+}
+
+ModelSpec model_argument(const Catalog& c, const std::string& arg)
+{
+  bool is_path = arg.find('/') != std::string::npos || arg.size() > 5;
+  if (is_path && file_exists(arg)) {
+    if (arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".json") == 0)
+      return import_hf_config(arg);
+    return parse_model(YamlNode::load_file(arg), c.models_dir());
+  }
+  try {
+    return load_model_preset(arg, c.models_dir(), command_line("--model"));
+  } catch (const ConfigError& e) {
+    throw ConfigError(command_line("--model"), e.problem(), e.valid());
+  }
+}
+
+GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform)
+{
+  if (!gpu.empty())
+    return c.gpus().get(gpu, command_line("--gpu"));
+  if (!platform.empty())
+    return c.platform(platform, command_line("--platform")).node.gpu;
+  throw ConfigError(command_line("--gpu"), "no GPU given",
+                    "--gpu ID or --platform NAME; GPUs: " + join(c.gpus().ids()));
+}
+
+Precision precision_argument(const std::string& p, const GpuSpec& gpu)
+{
+  if (p.empty())
+    return gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
+  const auto& names = precision_names();
+  if (std::find(names.begin(), names.end(), p) == names.end())
+    throw ConfigError(command_line("--precision"), unknown_name("precision", p, names), join(names));
+  Precision prec = parse_precision(p);
+  if (!gpu.supports(prec))
+    throw ConfigError(command_line("--precision"), "GPU '" + gpu.id + "' has no " + p + " support",
+                      "another precision");
+  return prec;
+}
+
+} // namespace clustersim

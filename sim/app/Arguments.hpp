@@ -1,0 +1,21 @@
+#pragma once
+/// Command-line arguments shared by the subcommands: numbers, models, GPUs, precisions. Bad
+/// values throw ConfigError located on the command line.
+
+#include "Catalog.hpp"
+#include "ModelSpec.hpp"
+
+#include <string>
+
+namespace clustersim {
+
+/// A finite number > 0 ("7e9"); `flag` names the option in the error.
+double positive_number(const std::string& text, const std::string& flag);
+/// A model from a preset name, a model YAML or a Hugging Face config.json.
+ModelSpec model_argument(const Catalog& c, const std::string& arg);
+/// The GPU from --gpu, else from --platform.
+GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform);
+/// --precision (default: bf16 where the GPU has it, else fp16).
+Precision precision_argument(const std::string& p, const GpuSpec& gpu);
+
+} // namespace clustersim

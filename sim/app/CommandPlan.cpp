@@ -1,0 +1,339 @@
+// clustersim plan: the best parallel layout for a model on a cluster, searched and simulated;
+// `--check FILE` plans every published run of a validation file and compares.
+#include "Arguments.hpp"
+#include "Commands.hpp"
+#include "Isolated.hpp"
+#include "Planner.hpp"
+#include "Suggest.hpp"
+#include "Validation.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace clustersim {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+const std::vector<std::string>& fixed_keys()
+{
+  static const std::vector<std::string> k{
+      "tp", "pp", "cp", "dp", "vpp", "pipeline_schedule", "zero", "recompute", "sequence_parallel", "micro_batch"};
+  return k;
+}
+
+/// "pp=8" -> (pp, 8), checked against the keys and their values.
+std::pair<std::string, std::string> parse_fixed(const std::string& text)
+{
+  auto eq = text.find('=');
+  if (eq == std::string::npos)
+    throw ConfigError(command_line("--fixed"), "'" + text + "' is not KEY=VALUE", "e.g. --fixed pp=8");
+  std::string key = text.substr(0, eq);
+  std::string value = text.substr(eq + 1);
+  if (key == "schedule")
+    key = "pipeline_schedule";
+  if (key == "sp")
+    key = "sequence_parallel";
+  if (key == "mb")
+    key = "micro_batch";
+  const auto& keys = fixed_keys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end())
+    throw ConfigError(command_line("--fixed"), unknown_name("layout field", key, keys), join(keys));
+  auto choice = [&](const std::vector<std::string>& valid) {
+    if (std::find(valid.begin(), valid.end(), value) == valid.end())
+      throw ConfigError(command_line("--fixed"), unknown_name(key + " value", value, valid), join(valid));
+  };
+  if (key == "pipeline_schedule")
+    choice(schedule_names());
+  else if (key == "recompute")
+    choice(recompute_names());
+  else if (key == "sequence_parallel")
+    choice({"true", "false"});
+  else {
+    char* end = nullptr;
+    long v = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < (key == "zero" ? 0 : 1) || (key == "zero" && v > 3))
+      throw ConfigError(command_line("--fixed"), "'" + value + "' is not a valid " + key,
+                        key == "zero" ? "0, 1, 2 or 3" : "a positive integer");
+  }
+  return {key, value};
+}
+
+double usd_per_million_tokens(const PlanRequest& r, const PlanCandidate& c)
+{
+  PlanRequest cost = r;
+  cost.objective = "cost";
+  return plan_objective(cost, c.gpus, c.sim.step_time_s);
+}
+
+OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
+{
+  const TrainingSpec& t = c.training;
+  OJson j{{"gpus", c.gpus},
+          {"tp", t.tp},
+          {"pp", t.pp},
+          {"dp", t.dp},
+          {"cp", t.cp},
+          {"vpp", t.vpp},
+          {"pipeline_schedule", to_string(t.schedule)},
+          {"micro_batch", t.micro_batch},
+          {"zero", t.zero},
+          {"recompute", to_string(t.recompute)},
+          {"sequence_parallel", t.sequence_parallel},
+          {"estimated_step_time_s", c.estimate_s},
+          {"peak_bytes", c.peak_bytes}};
+  if (c.simulated) {
+    j["step_time_s"] = c.sim.step_time_s;
+    j["mfu"] = c.sim.mfu;
+    j["tokens_per_s"] = c.sim.tokens_per_s;
+    j["exposed_comm_s"] = c.sim.breakdown.exposed_comm();
+    j["bubble_s"] = c.sim.breakdown.bubble;
+    j["time_to_train_days"] = c.sim.time_to_train_s / 86400;
+    j["cost_usd"] = c.sim.cost_usd;
+    j["usd_per_million_tokens"] = usd_per_million_tokens(r, c);
+    j["simulation_mode"] = c.sim.mode;
+  }
+  return j;
+}
+
+std::string report(const PlanRequest& r, const PlanResult& res)
+{
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "plan: %s on %d x %s, global batch %d, seq %d, %s; objective: %s\n",
+                r.model.name.c_str(), r.gpus, r.platform.name.c_str(), r.global_batch, r.model.seq_len,
+                to_string(r.base.precision),
+                r.objective == "time"   ? "step time"
+                : r.objective == "cost" ? "cost per token"
+                                        : "fewest GPUs within the deadline");
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  %zu layouts enumerated, %zu fit and were estimated, %zu simulated; %.1f s\n",
+                res.candidates, res.estimated, res.ranked.size(), res.wall_s);
+  o << buf;
+  std::vector<std::pair<std::size_t, std::string>> rej;
+  for (const auto& [why, n] : res.rejected)
+    rej.emplace_back(n, why);
+  std::sort(rej.rbegin(), rej.rend());
+  o << "  rejected:\n";
+  for (const auto& [n, why] : rej) {
+    std::snprintf(buf, sizeof buf, "    %8zu  %s\n", n, why.c_str());
+    o << buf;
+  }
+  if (r.objective == "deadline")
+    o << "  deadline " << r.deadline_days << " days for " << r.tokens
+      << " tokens: " << (res.deadline_met ? "met" : "NOT met (the largest cluster is shown)") << " with " << res.gpus
+      << " GPUs\n";
+  if (res.ranked.empty()) {
+    o << "\n  no layout fits\n";
+    return o.str();
+  }
+  o << "\n   #  GPUs  layout                                           estimate  simulated    MFU   tokens/s  "
+       "peak mem  exp. comm   bubble  $/Mtok\n";
+  int i = 0;
+  for (const auto& c : res.ranked) {
+    std::snprintf(buf, sizeof buf, "  %2d  %4d  %-47s %8.3f s %8.3f s %5.1f %% %9.0f %6.1f GiB %8.3f s %7.3f s %7.3f\n",
+                  ++i, c.gpus, describe_layout(c.training).c_str(), c.estimate_s, c.sim.step_time_s, 100 * c.sim.mfu,
+                  c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
+                  c.sim.breakdown.bubble, usd_per_million_tokens(r, c));
+    o << buf;
+  }
+  std::snprintf(buf, sizeof buf, "\n  rank correlation of estimate and simulation over these %zu: %.2f (Spearman)\n",
+                res.ranked.size(), res.rank_correlation);
+  o << buf;
+  return o.str();
+}
+
+OJson result_json(const PlanRequest& r, const PlanResult& res)
+{
+  OJson ranked = OJson::array();
+  for (const auto& c : res.ranked)
+    ranked.push_back(candidate_json(r, c));
+  OJson rejected = OJson::object();
+  for (const auto& [why, n] : res.rejected)
+    rejected[why] = n;
+  OJson j{{"model", r.model.name},    {"platform", r.platform.name},
+          {"gpus", res.gpus},         {"global_batch", r.global_batch},
+          {"objective", r.objective}, {"candidates", res.candidates},
+          {"rejected", rejected},     {"estimated", res.estimated},
+          {"ranked", ranked},         {"rank_correlation", res.rank_correlation}};
+  if (r.objective == "deadline")
+    j["deadline_met"] = res.deadline_met;
+  return j;
+}
+
+/// `plan --check FILE`: per published case, the planner's best layout against the published one.
+int check(const std::vector<std::string>& files, const std::string& only, int top, int jobs, bool json,
+          const Catalog& catalog)
+{
+  std::vector<ValidationCase> cases;
+  for (const auto& f : files)
+    for (auto& c : load_validation_cases(f, catalog))
+      if (only.empty() || c.id == only)
+        cases.push_back(c);
+  if (!only.empty() && cases.empty())
+    throw ConfigError(command_line("--case"), "no case '" + only + "'", "a case id of the validation file");
+  OJson rows = OJson::array();
+  int faster = 0, in_top10 = 0;
+  if (!json)
+    std::printf("%-40s %-34s %9s  %-34s %9s  %s\n", "case", "published layout", "step", "planner's best", "step",
+                "published rank");
+  for (const auto& c : cases) {
+    const ExperimentSpec& e = c.experiment;
+    PlanRequest r;
+    r.model = e.model;
+    r.platform = e.platform;
+    r.gpus = e.gpus;
+    r.global_batch = e.training.global_batch;
+    r.base = e.training;
+    r.top = top;
+    r.jobs = jobs;
+    PlanResult res = plan_layouts(r, catalog);
+    RunMetrics published =
+        metrics_from_json(Json::parse(run_isolated([&] { return to_json(simulate(e, catalog)).dump(); })));
+    // rank of the published layout among the distinct layouts, by estimate
+    std::vector<std::string> seen;
+    int rank = 0;
+    const std::string key = layout_key(e.training);
+    for (const auto& cand : res.by_estimate) {
+      std::string k = layout_key(cand.training);
+      if (std::find(seen.begin(), seen.end(), k) != seen.end())
+        continue;
+      seen.push_back(k);
+      if (k == key) {
+        rank = static_cast<int>(seen.size());
+        break;
+      }
+    }
+    const double best = res.ranked.empty() ? 0 : res.ranked.front().sim.step_time_s;
+    bool ok_fast = !res.ranked.empty() && best <= published.step_time_s * 1.0005;
+    faster += ok_fast ? 1 : 0;
+    in_top10 += rank >= 1 && rank <= 10 ? 1 : 0;
+    OJson row{{"case", c.id},
+              {"published_layout", describe_layout(e.training)},
+              {"published_step_time_s", published.step_time_s},
+              {"best_layout", res.ranked.empty() ? "" : describe_layout(res.ranked.front().training)},
+              {"best_step_time_s", best},
+              {"best_at_least_as_fast", ok_fast},
+              {"published_rank", rank},
+              {"candidates", res.candidates},
+              {"estimated", res.estimated}};
+    rows.push_back(row);
+    if (!json) {
+      std::printf("%-40s %-34s %8.3fs  %-34s %8.3fs  %s%s\n", c.id.c_str(), layout_key(e.training).c_str(),
+                  published.step_time_s,
+                  res.ranked.empty() ? "(none fits)" : layout_key(res.ranked.front().training).c_str(), best,
+                  rank > 0 ? std::to_string(rank).c_str() : "not estimated", ok_fast ? "" : "  SLOWER");
+      std::fflush(stdout);
+    }
+  }
+  if (json) {
+    std::cout << OJson{{"cases", rows}, {"best_at_least_as_fast", faster}, {"published_in_top10", in_top10}}.dump(2)
+              << "\n";
+  } else {
+    std::printf(
+        "\nplanner's best at least as fast as published: %d of %zu; published layout in the top 10: %d of %zu\n",
+        faster, cases.size(), in_top10, cases.size());
+  }
+  return 0;
+}
+
+} // namespace
+
+void add_plan_command(CLI::App& app, Action& action)
+{
+  struct Options {
+    std::string model, platform, precision, objective = "time", tokens = "1e12", check, only;
+    int gpus = 0, global_batch = 0, seq = 0, top = 5, max_tp = 0, jobs = 0;
+    double deadline_days = 0;
+    std::vector<std::string> fixed;
+    bool json = false, no_flash = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Search the parallel layouts of a model on a cluster: enumerate, prune by memory, rank by a fast "
+              "contention-free estimate, simulate the best K");
+  cmd->add_option("--model", opt->model, "preset name, model YAML, or Hugging Face config.json");
+  cmd->add_option("--platform", opt->platform, "platform from the catalog");
+  cmd->add_option("--gpus", opt->gpus, "GPUs (cost and deadline objectives: the most to consider)");
+  cmd->add_option("--global-batch", opt->global_batch, "sequences per step");
+  cmd->add_option("--seq", opt->seq, "sequence length (default: the model's)");
+  cmd->add_option("--precision", opt->precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
+  cmd->add_option("--top", opt->top, "layouts to simulate (default 5)");
+  cmd->add_option("--max-tp", opt->max_tp, "largest tensor-parallel degree (default: the NVLink domain)");
+  cmd->add_option("--fixed", opt->fixed, "fix a layout field, e.g. --fixed pp=8 --fixed zero=1 (repeatable)");
+  cmd->add_option("--objective", opt->objective, "time (default) | cost | deadline");
+  cmd->add_option("--tokens", opt->tokens, "token budget for cost and deadline (default 1e12)");
+  cmd->add_option("--deadline-days", opt->deadline_days, "deadline objective: days to train --tokens");
+  cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention");
+  cmd->add_option("--jobs", opt->jobs, "processes (default: all cores)");
+  cmd->add_flag("--json", opt->json, "print JSON");
+  cmd->add_option("--check", opt->check, "plan every case of a validation file and compare with its published layout");
+  cmd->add_option("--case", opt->only, "with --check: one case");
+  cmd->callback([opt, &action] {
+    action = [opt] {
+      Catalog catalog = Catalog::open();
+      if (opt->top < 1)
+        throw ConfigError(command_line("--top"), std::to_string(opt->top) + " is out of range", "1 or more");
+      if (!opt->check.empty())
+        return check({opt->check}, opt->only, opt->top, opt->jobs, opt->json, catalog);
+      auto need = [](bool missing, const char* flag, const char* what) {
+        if (missing)
+          throw ConfigError(command_line(flag), std::string(flag) + " is required", what);
+      };
+      need(opt->model.empty(), "--model", "a model preset (clustersim model list), YAML or config.json");
+      need(opt->platform.empty(), "--platform", "a platform (clustersim platform list)");
+      need(opt->gpus < 1, "--gpus", "a positive number of GPUs");
+      need(opt->global_batch < 1, "--global-batch", "a positive number of sequences per step");
+      static const std::vector<std::string> objectives{"time", "cost", "deadline"};
+      if (std::find(objectives.begin(), objectives.end(), opt->objective) == objectives.end())
+        throw ConfigError(command_line("--objective"), unknown_name("objective", opt->objective, objectives),
+                          join(objectives));
+      if (opt->objective == "deadline" && !(opt->deadline_days > 0))
+        throw ConfigError(command_line("--deadline-days"), "the deadline objective needs --deadline-days",
+                          "a positive number of days");
+      PlanRequest r;
+      r.model = model_argument(catalog, opt->model);
+      if (opt->seq > 0)
+        r.model.seq_len = opt->seq;
+      r.platform = catalog.platform(opt->platform, command_line("--platform"));
+      if (opt->gpus % r.platform.node.gpus != 0 && opt->gpus > r.platform.node.gpus)
+        throw ConfigError(command_line("--gpus"),
+                          std::to_string(opt->gpus) + " GPUs are not whole " + r.platform.name + " nodes",
+                          "a multiple of " + std::to_string(r.platform.node.gpus));
+      r.gpus = opt->gpus;
+      r.global_batch = opt->global_batch;
+      r.base.precision = precision_argument(opt->precision, r.platform.node.gpu);
+      r.base.flash_attention = !opt->no_flash;
+      r.max_tp = opt->max_tp;
+      if (opt->max_tp < 0)
+        throw ConfigError(command_line("--max-tp"), std::to_string(opt->max_tp) + " is out of range", "1 or more");
+      for (const auto& f : opt->fixed)
+        r.fixed.insert(parse_fixed(f));
+      r.objective = opt->objective;
+      r.tokens = positive_number(opt->tokens, "--tokens");
+      r.deadline_days = opt->deadline_days;
+      r.top = opt->top;
+      r.jobs = opt->jobs;
+      const bool tty = !opt->json;
+      PlanResult res = plan_layouts(r, catalog, [tty](const std::string& s) {
+        if (tty) {
+          std::fprintf(stderr, "\r%-78s", s.c_str());
+          std::fflush(stderr);
+        }
+      });
+      if (tty)
+        std::fprintf(stderr, "\r%-78s\r", "");
+      if (opt->json)
+        std::cout << result_json(r, res).dump(2) << "\n";
+      else
+        std::cout << report(r, res);
+      return res.ranked.empty() ? 1 : 0;
+    };
+  });
+}
+
+} // namespace clustersim

@@ -1,0 +1,417 @@
+#include "Planner.hpp"
+
+#include "ClusterGraph.hpp"
+#include "CollectiveEngine.hpp"
+#include "Isolated.hpp"
+#include "StepBuilder.hpp"
+#include "Timeline.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+namespace clustersim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<int> divisors(int n)
+{
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0)
+      d.push_back(i);
+  return d;
+}
+
+/// Cluster sizes to consider: the one asked for, or (cost, deadline) every node multiple that
+/// doubles up to it.
+std::vector<int> gpu_counts(const PlanRequest& r)
+{
+  if (r.objective == "time")
+    return {r.gpus};
+  std::vector<int> out;
+  for (int g = r.platform.node.gpus; g < r.gpus; g *= 2)
+    out.push_back(g);
+  out.push_back(r.gpus);
+  return out;
+}
+
+struct Option {
+  Schedule schedule;
+  int vpp;
+};
+
+/// The value of a --fixed key for this layout, as text, for comparison.
+bool matches_fixed(const PlanRequest& r, const std::string& key, const std::string& value)
+{
+  auto it = r.fixed.find(key);
+  return it == r.fixed.end() || it->second == value;
+}
+
+} // namespace
+
+/// Contention-free step time of a layout's task graph (folded: replicas are symmetric).
+double evaluate_layout(const ModelSpec& model, const GpuSpec& gpu, TrainingSpec t, CollectiveEngine& engine)
+{
+  CostModel cost(model, t, gpu);
+  StepPlan plan = build_step(cost, true);
+  TimelineOptions o;
+  o.share_ports = true;
+  return evaluate_contention_free(plan.workload, engine, o).makespan;
+}
+
+/// The estimate: evaluated directly when the pipeline holds few micro-batches, else at p and 2p
+/// micro-batches and extrapolated (a full pipeline adds one micro-batch's work per micro-batch).
+double estimate_layout(const ModelSpec& model, const GpuSpec& gpu, const TrainingSpec& t, CollectiveEngine& engine)
+{
+  const int m = t.micro_batches();
+  const int p = std::max(2, t.pp);
+  if (m <= 2 * p)
+    return evaluate_layout(model, gpu, t, engine);
+  auto at = [&](int count) {
+    TrainingSpec u = t;
+    u.global_batch = count * u.micro_batch * u.dp;
+    return evaluate_layout(model, gpu, u, engine);
+  };
+  const double s1 = at(p);
+  const double s2 = at(2 * p);
+  return s2 + (s2 - s1) / p * (m - 2 * p);
+}
+
+namespace {
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b)
+{
+  const std::size_t n = a.size();
+  if (n < 2)
+    return 1;
+  auto ranks = [n](const std::vector<double>& v) {
+    std::vector<std::size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(n);
+    for (std::size_t i = 0; i < n;) { // ties share their mean rank
+      std::size_t j = i;
+      while (j + 1 < n && v[idx[j + 1]] == v[idx[i]])
+        ++j;
+      for (std::size_t k = i; k <= j; ++k)
+        r[idx[k]] = 0.5 * static_cast<double>(i + j);
+      i = j + 1;
+    }
+    return r;
+  };
+  auto ra = ranks(a);
+  auto rb = ranks(b);
+  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / static_cast<double>(n);
+  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / static_cast<double>(n);
+  double num = 0, da = 0, db = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    num += (ra[i] - ma) * (rb[i] - mb);
+    da += (ra[i] - ma) * (ra[i] - ma);
+    db += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return da > 0 && db > 0 ? num / std::sqrt(da * db) : 1;
+}
+
+} // namespace
+
+std::string describe_layout(const TrainingSpec& t)
+{
+  std::string s = "tp " + std::to_string(t.tp) + " pp " + std::to_string(t.pp) + " dp " + std::to_string(t.dp);
+  if (t.cp > 1)
+    s += " cp " + std::to_string(t.cp);
+  if (t.pp > 1)
+    s += std::string(" ") + to_string(t.schedule);
+  if (t.vpp > 1)
+    s += " vpp " + std::to_string(t.vpp);
+  s += " mb " + std::to_string(t.micro_batch) + " zero " + std::to_string(t.zero) + " " + to_string(t.recompute);
+  if (t.sequence_parallel)
+    s += " sp";
+  return s;
+}
+
+std::string layout_key(const TrainingSpec& t)
+{
+  return "tp " + std::to_string(t.tp) + " pp " + std::to_string(t.pp) + " cp " + std::to_string(t.cp) + " dp " +
+         std::to_string(t.dp) + " vpp " + std::to_string(t.vpp) + " mb " + std::to_string(t.micro_batch);
+}
+
+double plan_objective(const PlanRequest& r, int gpus, double step_s)
+{
+  if (r.objective != "cost")
+    return step_s;
+  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
+  return r.platform.cost.usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6; // $ per million tokens
+}
+
+PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
+                        const std::function<void(const std::string&)>& progress)
+{
+  const auto t0 = Clock::now();
+  auto say = [&](const std::string& s) {
+    if (progress)
+      progress(s);
+  };
+  PlanResult out;
+  const GpuSpec& gpu = r.platform.node.gpu;
+  const int max_tp = r.max_tp > 0 ? r.max_tp : r.platform.gpus_per_domain();
+  const ModelSpec& model = r.model;
+
+  TrainingSpec base = r.base;
+  base.global_batch = r.global_batch;
+
+  std::vector<Option> schedules{{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
+  for (int v : {2, 3, 4, 6, 8})
+    schedules.push_back({Schedule::interleaved, v});
+  const std::vector<int> micro_batches{1, 2, 4, 8};
+  const std::vector<int> cps{1, 2, 4, 8, 16};
+  const std::vector<Recompute> recomputes{Recompute::none, Recompute::selective, Recompute::full};
+
+  std::vector<PlanCandidate> fit;
+  auto reject = [&](const char* why) { ++out.rejected[why]; };
+  for (int g : gpu_counts(r)) {
+    for (int tp : divisors(g)) {
+      if (tp > model.heads || !matches_fixed(r, "tp", std::to_string(tp)))
+        continue;
+      for (int cp : cps) {
+        if (g % (tp * cp) != 0 || !matches_fixed(r, "cp", std::to_string(cp)))
+          continue;
+        for (int pp : divisors(g / (tp * cp))) {
+          const int dp = g / (tp * cp * pp);
+          if (!matches_fixed(r, "pp", std::to_string(pp)) || !matches_fixed(r, "dp", std::to_string(dp)))
+            continue;
+          for (int mb : micro_batches) {
+            if (!matches_fixed(r, "micro_batch", std::to_string(mb)))
+              continue;
+            for (const Option& o : schedules) {
+              if (!matches_fixed(r, "vpp", std::to_string(o.vpp)) ||
+                  !matches_fixed(r, "pipeline_schedule", to_string(o.schedule)))
+                continue;
+              for (int zero = 0; zero <= 3; ++zero) {
+                if (!matches_fixed(r, "zero", std::to_string(zero)))
+                  continue;
+                for (Recompute rc : recomputes) {
+                  if (!matches_fixed(r, "recompute", to_string(rc)))
+                    continue;
+                  for (bool sp : {false, true}) {
+                    if (!matches_fixed(r, "sequence_parallel", sp ? "true" : "false"))
+                      continue;
+                    ++out.candidates;
+                    if (tp > max_tp) {
+                      reject("tp beyond the NVLink domain (--max-tp)");
+                      continue;
+                    }
+                    if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0)) {
+                      reject("tp does not divide the attention heads");
+                      continue;
+                    }
+                    if (model.seq_len % cp != 0 || (cp > 1 && (model.seq_len / cp) % 2 != 0)) {
+                      reject("cp does not split the sequence into even chunks");
+                      continue;
+                    }
+                    if (pp > model.layers) {
+                      reject("more pipeline stages than layers");
+                      continue;
+                    }
+                    if (r.global_batch % (mb * dp) != 0) {
+                      reject("global batch not a multiple of dp x micro-batch");
+                      continue;
+                    }
+                    const int m = r.global_batch / (mb * dp);
+                    if (pp == 1 && o.schedule != Schedule::one_f_one_b) {
+                      reject("no pipeline: the schedule does not apply");
+                      continue;
+                    }
+                    if (o.schedule == Schedule::interleaved && (model.layers % (pp * o.vpp) != 0 || m % pp != 0)) {
+                      reject("interleaved: layers not divisible by pp x vpp, or micro-batches by pp");
+                      continue;
+                    }
+                    if (rc == Recompute::selective && base.flash_attention) {
+                      reject("selective recompute with flash attention (nothing to recompute: same as none)");
+                      continue;
+                    }
+                    if (sp && tp == 1) {
+                      reject("sequence parallelism needs tp > 1");
+                      continue;
+                    }
+                    if (zero > 0 && dp * cp == 1) {
+                      reject("ZeRO needs data parallelism");
+                      continue;
+                    }
+                    if (zero >= 2 && pp > 1) {
+                      reject("ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)");
+                      continue;
+                    }
+                    TrainingSpec t = base;
+                    t.tp = tp;
+                    t.cp = cp;
+                    t.pp = pp;
+                    t.dp = dp;
+                    t.micro_batch = mb;
+                    t.schedule = o.schedule;
+                    t.vpp = o.vpp;
+                    t.zero = zero;
+                    t.recompute = rc;
+                    t.sequence_parallel = sp;
+                    MemoryBreakdown mem = CostModel(model, t, gpu).peak_memory();
+                    if (!mem.fits) {
+                      reject("out of memory");
+                      continue;
+                    }
+                    // Dominated layouts: recomputation only adds compute, GPipe only adds
+                    // memory over 1F1B (same bubble); kept when --fixed asks for them.
+                    if (rc != Recompute::none && !r.fixed.count("recompute")) {
+                      TrainingSpec lighter = t;
+                      lighter.recompute =
+                          rc == Recompute::full && !base.flash_attention ? Recompute::selective : Recompute::none;
+                      bool fits = CostModel(model, lighter, gpu).peak_memory().fits;
+                      if (!fits && lighter.recompute == Recompute::selective) {
+                        lighter.recompute = Recompute::none;
+                        fits = CostModel(model, lighter, gpu).peak_memory().fits;
+                      }
+                      if (fits) {
+                        reject("dominated: recomputes where less recomputation fits");
+                        continue;
+                      }
+                    }
+                    if (o.schedule == Schedule::gpipe && !r.fixed.count("pipeline_schedule")) {
+                      reject("dominated: GPipe (1F1B has its bubble with less activation memory)");
+                      continue;
+                    }
+                    PlanCandidate c;
+                    c.gpus = g;
+                    c.training = t;
+                    c.peak_bytes = mem.peak;
+                    fit.push_back(c);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  say("plan: " + std::to_string(out.candidates) + " layouts enumerated, " + std::to_string(fit.size()) +
+      " fit; estimating");
+
+  // Estimates in forked workers, a chunk each (the cluster graphs are built once, here).
+  std::map<int, ClusterGraph> clusters;
+  for (const auto& c : fit)
+    if (!clusters.count(c.gpus))
+      clusters.emplace(c.gpus, ClusterGraph::build(r.platform, std::max(c.gpus, r.platform.node.gpus)));
+  const int jobs = r.jobs > 0 ? r.jobs : available_cores();
+  const std::size_t chunks = std::min<std::size_t>(fit.size(), static_cast<std::size_t>(jobs) * 8);
+  std::vector<std::function<std::string()>> tasks;
+  for (std::size_t k = 0; k < chunks; ++k)
+    tasks.push_back([&, k] {
+      std::map<int, CollectiveEngine> engines;
+      nlohmann::json est = nlohmann::json::array();
+      for (std::size_t i = k; i < fit.size(); i += chunks) {
+        auto it = engines.find(fit[i].gpus);
+        if (it == engines.end())
+          it = engines
+                   .emplace(std::piecewise_construct, std::forward_as_tuple(fit[i].gpus),
+                            std::forward_as_tuple(clusters.at(fit[i].gpus), catalog.protocols()))
+                   .first;
+        est.push_back(estimate_layout(model, gpu, fit[i].training, it->second));
+      }
+      return est.dump();
+    });
+  std::size_t done = 0;
+  auto results = run_isolated_all(tasks, jobs, [&](std::size_t) {
+    ++done;
+    say("plan: estimated " + std::to_string(done) + "/" + std::to_string(chunks) + " chunks");
+  });
+  for (std::size_t k = 0; k < chunks; ++k) {
+    if (results[k].rfind("ERROR: ", 0) == 0)
+      throw std::runtime_error("planner estimate: " + results[k].substr(7));
+    auto est = nlohmann::json::parse(results[k]);
+    std::size_t j = 0;
+    for (std::size_t i = k; i < fit.size(); i += chunks)
+      fit[i].estimate_s = est.at(j++).get<double>();
+  }
+  out.estimated = fit.size();
+
+  // Deadline: the fewest GPUs whose best estimate meets it; the others are dropped.
+  if (r.objective == "deadline" && !fit.empty()) {
+    const double tokens_per_step = static_cast<double>(r.global_batch) * model.seq_len;
+    std::map<int, double> best;
+    for (const auto& c : fit)
+      best[c.gpus] = best.count(c.gpus) ? std::min(best[c.gpus], c.estimate_s) : c.estimate_s;
+    int chosen = best.rbegin()->first;
+    out.deadline_met = false;
+    for (const auto& [g, s] : best)
+      if (r.tokens / tokens_per_step * s <= r.deadline_days * 86400) {
+        chosen = g;
+        out.deadline_met = true;
+        break;
+      }
+    fit.erase(std::remove_if(fit.begin(), fit.end(), [&](const PlanCandidate& c) { return c.gpus != chosen; }),
+              fit.end());
+  }
+  auto by_objective = [&](const PlanCandidate& a, const PlanCandidate& b) {
+    double oa = plan_objective(r, a.gpus, a.estimate_s);
+    double ob = plan_objective(r, b.gpus, b.estimate_s);
+    if (oa != ob)
+      return oa < ob;
+    return describe_layout(a.training) < describe_layout(b.training); // deterministic ties
+  };
+  std::stable_sort(fit.begin(), fit.end(), by_objective);
+  out.by_estimate = fit;
+
+  // Simulate the best K, as `run` would, one process each.
+  const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, r.top)), fit.size());
+  say("plan: simulating the best " + std::to_string(k));
+  std::vector<std::function<std::string()>> sims;
+  for (std::size_t i = 0; i < k; ++i)
+    sims.push_back([&, i] {
+      ExperimentSpec e;
+      e.name = "plan";
+      e.model = model;
+      e.platform = r.platform;
+      e.gpus = fit[i].gpus;
+      e.training = fit[i].training;
+      e.budget_tokens = r.tokens;
+      return to_json(simulate(e, catalog)).dump();
+    });
+  auto sim_out = run_isolated_all(sims, jobs);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (sim_out[i].rfind("ERROR: ", 0) == 0)
+      throw std::runtime_error("planner simulation: " + sim_out[i].substr(7));
+    PlanCandidate c = fit[i];
+    c.sim = metrics_from_json(nlohmann::json::parse(sim_out[i]));
+    c.simulated = true;
+    out.ranked.push_back(c);
+  }
+  std::stable_sort(out.ranked.begin(), out.ranked.end(), [&](const PlanCandidate& a, const PlanCandidate& b) {
+    double oa = plan_objective(r, a.gpus, a.sim.step_time_s);
+    double ob = plan_objective(r, b.gpus, b.sim.step_time_s);
+    if (oa != ob)
+      return oa < ob;
+    return describe_layout(a.training) < describe_layout(b.training);
+  });
+  std::vector<double> est, sim;
+  for (const auto& c : out.ranked) {
+    est.push_back(plan_objective(r, c.gpus, c.estimate_s));
+    sim.push_back(plan_objective(r, c.gpus, c.sim.step_time_s));
+  }
+  out.rank_correlation = spearman(est, sim);
+  if (!out.ranked.empty()) {
+    out.gpus = out.ranked.front().gpus;
+    if (r.objective == "deadline") {
+      const double tokens_per_step = static_cast<double>(r.global_batch) * model.seq_len;
+      out.deadline_met = r.tokens / tokens_per_step * out.ranked.front().sim.step_time_s <= r.deadline_days * 86400;
+    }
+  }
+  out.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
+} // namespace clustersim

@@ -1,0 +1,91 @@
+#pragma once
+/// The strategy planner: the best parallel layout for a model on a cluster.
+///
+/// 1. Enumerate every combination of tp, cp, pp, dp, micro-batch, schedule (GPipe, 1F1B,
+///    interleaved with vpp), ZeRO stage, recompute policy and sequence parallelism for the
+///    cluster size(s) considered; reject by divisibility and by memory (the cost model), each
+///    rejection counted under its reason.
+/// 2. Rank the survivors with a fast estimate: the contention-free evaluation of the layout's
+///    own task graph (Timeline) — the same workload the simulator runs, every call at its
+///    idle-link time. Long pipelines are evaluated at two small micro-batch counts and
+///    extrapolated (1F1B and interleaved steps are affine in the micro-batch count once the
+///    pipeline is full).
+/// 3. Simulate the best K in forked processes (folded or full, as `run` would), and rank them
+///    by the simulated objective.
+///
+/// Objectives: step time (default); cost per token over cluster sizes up to the one given;
+/// the fewest GPUs (node multiples, doubling) whose best layout trains the token budget within
+/// a deadline.
+
+#include "Catalog.hpp"
+#include "CostModel.hpp"
+#include "ModelSpec.hpp"
+#include "Simulation.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+struct PlanRequest {
+  ModelSpec model;
+  PlatformSpec platform;
+  int gpus = 0;
+  int global_batch = 0;
+  /// Template for every candidate: precision, flash attention, overlap, state bytes (the
+  /// layout fields are the planner's).
+  TrainingSpec base;
+  int max_tp = 0;                           ///< 0: the NVLink domain
+  std::map<std::string, std::string> fixed; ///< layout field -> value (tp, pp, cp, dp, vpp, zero, micro_batch, ...)
+  std::string objective = "time";           ///< time | cost | deadline
+  double tokens = 1e12;                     ///< budget for cost and deadline
+  double deadline_days = 0;
+  int top = 5;
+  int jobs = 0; ///< processes (0: all cores)
+};
+
+struct PlanCandidate {
+  int gpus = 0;
+  TrainingSpec training;
+  double peak_bytes = 0;
+  double estimate_s = 0; ///< contention-free step time
+  bool simulated = false;
+  RunMetrics sim;
+};
+
+struct PlanResult {
+  std::size_t candidates = 0; ///< layouts enumerated
+  std::map<std::string, std::size_t> rejected;
+  std::size_t estimated = 0;
+  std::vector<PlanCandidate> by_estimate; ///< every survivor, best estimated objective first
+  std::vector<PlanCandidate> ranked;      ///< the simulated top K, best simulated objective first
+  double rank_correlation = 0;            ///< Spearman, estimate vs simulation over `ranked`
+  int gpus = 0;                           ///< cluster size of the answer
+  bool deadline_met = true;
+  double wall_s = 0;
+};
+
+/// The objective of a step time for a candidate (seconds, dollars per million tokens, or
+/// seconds again for deadline, after the GPU count has been chosen).
+double plan_objective(const PlanRequest& r, int gpus, double step_s);
+
+PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
+                        const std::function<void(const std::string&)>& progress = {});
+
+class CollectiveEngine;
+/// The task graph of a layout (folded) evaluated by the Timeline with port sharing.
+double evaluate_layout(const ModelSpec& model, const GpuSpec& gpu, TrainingSpec t, CollectiveEngine& engine);
+/// The planner's estimate: evaluate_layout, at p and 2p micro-batches and extrapolated when the
+/// pipeline holds more than 2p.
+double estimate_layout(const ModelSpec& model, const GpuSpec& gpu, const TrainingSpec& t, CollectiveEngine& engine);
+
+/// One line naming a layout: "tp 8 pp 8 dp 16 1f1b mb 1 zero 1 selective sp".
+std::string describe_layout(const TrainingSpec& t);
+/// The parallel layout proper, for comparing with published runs: tp, pp, cp, dp, vpp and
+/// micro-batch (ZeRO stage, recompute and sequence parallelism are options on top of it).
+std::string layout_key(const TrainingSpec& t);
+
+} // namespace clustersim

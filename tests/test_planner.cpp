@@ -1,0 +1,212 @@
+// The contention-free Timeline and the planner built on it.
+#include "ClusterGraph.hpp"
+#include "CollectiveEngine.hpp"
+#include "Isolated.hpp"
+#include "Planner.hpp"
+#include "SimPlatform.hpp"
+#include "StepBuilder.hpp"
+#include "TestUtil.hpp"
+#include "Timeline.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+using namespace clustersim;
+using namespace clustersim::test;
+
+namespace {
+
+TrainingSpec layout(int tp, int pp, int dp, int zero, int micro_batches, bool sp)
+{
+  TrainingSpec t;
+  t.tp = tp;
+  t.pp = pp;
+  t.dp = dp;
+  t.zero = zero;
+  t.sequence_parallel = sp;
+  t.micro_batch = 1;
+  t.global_batch = micro_batches * dp;
+  t.flash_attention = true;
+  return t;
+}
+
+/// Executor (SimGrid) and Timeline step times of one workload, in a child process.
+std::pair<double, double> both(const std::string& platform, int gpus, const std::string& model, const TrainingSpec& t,
+                               bool fold)
+{
+  std::string out = run_isolated([&] {
+    PlatformSpec p = catalog().platform(platform, {});
+    ModelSpec m = load_model_preset(model, catalog().models_dir(), {});
+    ClusterGraph cluster = ClusterGraph::build(p, gpus);
+    CostModel cost(m, t, p.node.gpu);
+    StepPlan plan = build_step(cost, fold);
+    CollectiveEngine engine(cluster, catalog().protocols());
+    double timeline = evaluate_contention_free(plan.workload, engine).makespan;
+    SimPlatform sp(cluster, p.node.gpu.peak(Precision::bf16));
+    double sim = execute(plan.workload, sp, engine).makespan;
+    return std::to_string(sim) + " " + std::to_string(timeline);
+  });
+  auto space = out.find(' ');
+  return {std::stod(out.substr(0, space)), std::stod(out.substr(space + 1))};
+}
+
+nlohmann::json plan_json(const std::string& args)
+{
+  auto r = run_cli("plan " + args + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+} // namespace
+
+TEST_CASE("the timeline equals the executor where nothing contends")
+{
+  // one pipeline per node pair: TP on NVLink, PP sends on private rails, no DP
+  auto [sim, timeline] = both("dgx-h100", 16, "gpt3-1.3b", layout(8, 2, 1, 0, 4, true), false);
+  CHECK(timeline == doctest::Approx(sim).epsilon(1e-6));
+  // folded 3D parallelism on 256 GPUs: DP gradients overlap with compute on their own stream
+  auto [sim2, timeline2] = both("dgx-h100", 256, "gpt3-6.7b", layout(8, 4, 8, 1, 8, true), true);
+  CHECK(timeline2 == doctest::Approx(sim2).epsilon(0.01));
+  CHECK(timeline2 <= sim2 * (1 + 1e-9)); // contention can only slow the executor down
+}
+
+TEST_CASE("the timeline is a lower bound where transfers share links")
+{
+  auto [sim, timeline] = both("dgx-h100-fattree-2to1", 64, "gpt3-1.3b", layout(1, 1, 64, 3, 2, false), false);
+  CHECK(timeline <= sim * (1 + 1e-9));
+  CHECK(timeline > 0.5 * sim);
+}
+
+TEST_CASE("simulation mode analytic reports the contention-free step")
+{
+  std::string exp = write_temp("analytic.yaml", R"(name: analytic
+model: gpt3-1.3b
+cluster: {platform: dgx-a100-80gb, gpus: 32}
+training: {tp: 2, pp: 2, dp: 8, micro_batch: 1, global_batch: 64, flash_attention: true}
+simulation: {mode: analytic}
+)");
+  auto r = run_cli("run " + exp + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["simulation"]["mode"] == "analytic");
+  CHECK(j["step_time_s"].get<double>() > 0);
+}
+
+TEST_CASE("the extrapolated estimate agrees with evaluating every micro-batch")
+{
+  std::string out = run_isolated([] {
+    PlatformSpec p = catalog().platform("dgx-a100-80gb", {});
+    ModelSpec m = load_model_preset("gpt3-13b", catalog().models_dir(), {});
+    ClusterGraph cluster = ClusterGraph::build(p, 128);
+    CollectiveEngine engine(cluster, catalog().protocols());
+    std::string s;
+    for (auto t : {layout(8, 4, 4, 1, 64, true), layout(4, 8, 4, 0, 96, true)}) {
+      s += std::to_string(evaluate_layout(m, p.node.gpu, t, engine)) + " " +
+           std::to_string(estimate_layout(m, p.node.gpu, t, engine)) + " ";
+    }
+    return s;
+  });
+  std::istringstream in(out);
+  double direct = 0, extrapolated = 0;
+  while (in >> direct >> extrapolated)
+    CHECK(extrapolated == doctest::Approx(direct).epsilon(0.01));
+}
+
+TEST_CASE("plan: ranked layouts fit, respect --fixed and --max-tp, and count rejections")
+{
+  auto j = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 32 --global-batch 128 --top 3 "
+                     "--fixed pp=2 --max-tp 4");
+  CHECK(j["candidates"].get<int>() > 100);
+  CHECK(j["estimated"].get<int>() > 10);
+  REQUIRE(j["ranked"].size() == 3);
+  int rejected = 0;
+  for (auto& [why, n] : j["rejected"].items())
+    rejected += n.get<int>();
+  CHECK(rejected + j["estimated"].get<int>() == j["candidates"].get<int>());
+  double prev = 0;
+  for (const auto& c : j["ranked"]) {
+    CHECK(c["pp"] == 2);
+    CHECK(c["tp"].get<int>() <= 4);
+    CHECK(c["tp"].get<int>() * c["pp"].get<int>() * c["dp"].get<int>() * c["cp"].get<int>() == 32);
+    CHECK(c["peak_bytes"].get<double>() < 80.0 * (1 << 30));
+    CHECK(c["step_time_s"].get<double>() >= prev); // ranked by simulated step time
+    prev = c["step_time_s"].get<double>();
+  }
+  CHECK(j["rank_correlation"].get<double>() >= -1);
+}
+
+TEST_CASE("plan: the best layout is at least as fast as a hand-picked one")
+{
+  auto j = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 16 --global-batch 64 --top 2 --fixed pp=1");
+  std::string exp = write_temp("hand.yaml", R"(name: hand
+model: gpt3-1.3b
+cluster: {platform: dgx-a100-80gb, gpus: 16}
+training: {tp: 2, pp: 1, dp: 8, micro_batch: 1, global_batch: 64, flash_attention: true, recompute: full}
+)");
+  auto r = run_cli("run " + exp + " --json");
+  REQUIRE(r.exit_code == 0);
+  double hand = nlohmann::json::parse(r.out)["step_time_s"];
+  CHECK(j["ranked"][0]["step_time_s"].get<double>() <= hand);
+}
+
+TEST_CASE("plan: cost and deadline objectives choose a cluster size")
+{
+  auto cost = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 64 --global-batch 256 --top 2 "
+                        "--objective cost --fixed pp=1 --fixed tp=1");
+  CHECK(cost["objective"] == "cost");
+  std::set<int> sizes{8, 16, 32, 64};
+  CHECK(sizes.count(cost["gpus"].get<int>()) == 1);
+  // 1.3B on 1e9 tokens: one node is plenty for a year, never for a minute
+  auto slack = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 64 --global-batch 256 --top 1 "
+                         "--objective deadline --deadline-days 365 --tokens 1e9 --fixed pp=1 --fixed tp=1");
+  CHECK(slack["gpus"] == 8);
+  CHECK(slack["deadline_met"] == true);
+  auto tight = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 64 --global-batch 256 --top 1 "
+                         "--objective deadline --deadline-days 0.0001 --tokens 1e9 --fixed pp=1 --fixed tp=1");
+  CHECK(tight["gpus"] == 64);
+  CHECK(tight["deadline_met"] == false);
+}
+
+TEST_CASE("plan rejects bad arguments with exit 2 and one line")
+{
+  const std::string base = "plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 16 --global-batch 64";
+  struct Bad {
+    std::string args;
+    std::string message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"plan --platform dgx-a100-80gb --gpus 16 --global-batch 64", "--model is required"},
+           {"plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 16", "--global-batch is required"},
+           {base + " --fixed pp", "'pp' is not KEY=VALUE"},
+           {base + " --fixed ppp=2", "unknown layout field 'ppp'; did you mean 'pp'?"},
+           {base + " --fixed recompute=sometimes", "unknown recompute value 'sometimes'"},
+           {base + " --fixed zero=4", "'4' is not a valid zero"},
+           {base + " --objective fastest", "unknown objective 'fastest'"},
+           {base + " --objective deadline", "needs --deadline-days"},
+           {base + " --top 0", "--top: 0 is out of range"},
+           {"plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 12 --global-batch 64", "not whole"},
+           {"plan --model gpt3-13x --platform dgx-a100-80gb --gpus 16 --global-batch 64", "gpt3-13b"},
+           {"plan --check /nonexistent.yaml", "cannot open"},
+       }) {
+    auto r = run_cli(b.args);
+    INFO(b.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("plan output is deterministic")
+{
+  const std::string args =
+      "--model gpt3-1.3b --platform dgx-a100-80gb --gpus 16 --global-batch 64 --top 2 --fixed pp=2 --fixed tp=2";
+  auto a = run_cli("plan " + args + " --json");
+  auto b = run_cli("plan " + args + " --json --jobs 1");
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out == b.out);
+}
