@@ -17,6 +17,8 @@ void cleanup()
   if (!g_root.empty())
     std::system(("rm -rf '" + g_root + "'").c_str());
 }
+} // namespace
+
 std::string read_file(const std::string& path)
 {
   std::ifstream in(path, std::ios::binary);
@@ -24,7 +26,6 @@ std::string read_file(const std::string& path)
   s << in.rdbuf();
   return s.str();
 }
-} // namespace
 
 std::string temp_dir()
 {

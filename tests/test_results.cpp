@@ -14,14 +14,6 @@ using namespace clustersim::test;
 
 namespace {
 
-std::string slurp(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 const char* kSweep = R"(name: small-sweep
 model: gpt3-125m
 cluster: {platform: dgx-a100-80gb, gpus: 8}
@@ -48,7 +40,7 @@ TEST_CASE("a sweep writes CSV and JSON rows, keeping invalid points with their r
   auto r = run_cli("run " + exp + " --out " + out + " --jobs 2");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("sweep: 6/6 points") != std::string::npos);
-  auto j = nlohmann::json::parse(slurp(out + "/results.json"));
+  auto j = nlohmann::json::parse(read_file(out + "/results.json"));
   REQUIRE(j["rows"].size() == 6);
   int ok = 0, invalid = 0;
   for (const auto& row : j["rows"]) {
@@ -67,22 +59,22 @@ TEST_CASE("a sweep writes CSV and JSON rows, keeping invalid points with their r
   }
   CHECK(ok == 3);
   CHECK(invalid == 3);
-  std::string csv = slurp(out + "/results.csv");
+  std::string csv = read_file(out + "/results.csv");
   CHECK(csv.rfind("point,cluster.gpus,training.tp,status,reason,", 0) == 0);
   for (const char* col : {"step_time_s", "mfu", "tokens_per_s", "scaling_efficiency", "exposed_dp_s", "gpu_hours",
                           "energy_mwh", "cost_usd", "peak_memory_bytes"})
     CHECK_MESSAGE(csv.find(col) != std::string::npos, col);
   for (const char* fig : {"scaling", "breakdown", "mfu"}) {
-    std::string png = slurp(out + "/" + fig + ".png");
-    std::string svg = slurp(out + "/" + fig + ".svg");
+    std::string png = read_file(out + "/" + fig + ".png");
+    std::string svg = read_file(out + "/" + fig + ".svg");
     CAPTURE(fig);
     CHECK(png.size() > 10000);
     CHECK(png.compare(1, 3, "PNG") == 0);
     CHECK(svg.find("<svg") != std::string::npos);
     CHECK(svg.size() > 5000);
   }
-  CHECK(slurp(out + "/scaling.svg").find("Scaling efficiency (%)") != std::string::npos);
-  CHECK(slurp(out + "/breakdown.svg").find("Step time (s)") != std::string::npos);
+  CHECK(read_file(out + "/scaling.svg").find("Scaling efficiency (%)") != std::string::npos);
+  CHECK(read_file(out + "/breakdown.svg").find("Step time (s)") != std::string::npos);
 }
 
 TEST_CASE("shards merged are byte-identical to the unsharded sweep")
@@ -97,9 +89,9 @@ TEST_CASE("shards merged are byte-identical to the unsharded sweep")
   REQUIRE(run_cli("run " + exp + " --out " + b + " --shard 1/2 --jobs 1").exit_code == 0);
   auto m = run_cli("merge " + b + " " + a + " --out " + merged);
   REQUIRE_MESSAGE(m.exit_code == 0, m.err);
-  CHECK(slurp(merged + "/results.csv") == slurp(whole + "/results.csv"));
-  CHECK(slurp(merged + "/results.json") == slurp(whole + "/results.json"));
-  CHECK(slurp(a + "/results.csv") != slurp(whole + "/results.csv"));
+  CHECK(read_file(merged + "/results.csv") == read_file(whole + "/results.csv"));
+  CHECK(read_file(merged + "/results.json") == read_file(whole + "/results.json"));
+  CHECK(read_file(a + "/results.csv") != read_file(whole + "/results.csv"));
 }
 
 TEST_CASE("sweep and merge reject bad input with exit 2")
@@ -132,7 +124,7 @@ training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 16, sequence_paral
   std::string trace = temp_dir() + "/t.json";
   auto r = run_cli("run " + exp + " --trace " + trace);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  auto j = nlohmann::json::parse(slurp(trace));
+  auto j = nlohmann::json::parse(read_file(trace));
   REQUIRE(j["traceEvents"].is_array());
   std::map<std::pair<int, int>, double> last_end;
   std::map<std::string, int> categories;
@@ -174,14 +166,14 @@ TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns"
   REQUIRE(run_cli("run " + exp + " --out " + out).exit_code == 0);
   auto r = run_cli("plot " + out + "/results.csv --kind line --x gpus --y tokens_per_s --title tokens");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(slurp(out + "/line.png").size() > 10000);
+  CHECK(read_file(out + "/line.png").size() > 10000);
   auto bad = run_cli("plot " + out + "/results.csv --kind line --x gpus --y tokens_per_sec");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown column 'tokens_per_sec'; did you mean 'tokens_per_s'?") != std::string::npos);
   auto bars = run_cli("plot " + out + "/results.csv --kind bars --y step_time_s --labels tp gpus --log-y --out " + out +
                       "/bars");
   REQUIRE_MESSAGE(bars.exit_code == 0, bars.err);
-  CHECK(slurp(out + "/bars/bars.svg").find("tp1 gpus16") != std::string::npos);
+  CHECK(read_file(out + "/bars/bars.svg").find("tp1 gpus16") != std::string::npos);
   auto bad_label =
       run_cli("plot " + out + "/results.csv --kind bars --y step_time_s --labels tpp --out " + out + "/b2");
   CHECK(bad_label.exit_code == 2);

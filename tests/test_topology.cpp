@@ -48,6 +48,7 @@ TEST_CASE("dgx-h100 at 1024 GPUs: the datasheet arithmetic")
 namespace {
 
 using clustersim::test::write_temp;
+using clustersim::test::read_file;
 
 /// A toy cluster: one GPU per node, one 100 Gb/s NIC, fat-tree of radix `radix`.
 PlatformSpec toy(int radix, double oversubscription, int levels = 0)
@@ -195,8 +196,7 @@ TEST_CASE("DOT export renders with Graphviz and the SimGrid XML loads in SimGrid
   write_dot(dot, cg);
   std::string dot_path = write_temp("c.dot", dot.str());
   CHECK(std::system(("dot -Tsvg '" + dot_path + "' -o '" + dot_path + ".svg'").c_str()) == 0);
-  std::ifstream svg(dot_path + ".svg");
-  std::string svg_text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  std::string svg_text = read_file(dot_path + ".svg");
   CHECK(svg_text.find("gpu15") != std::string::npos);
 
   std::ostringstream xml;

@@ -29,7 +29,7 @@ TEST_CASE("public validation set: median |error| <= 10 %, max <= 25 %, every cas
     CHECK(v.contains("median_abs_error"));
 }
 
-TEST_CASE("validate: a schema error is FILE:LINE:COL and exit 2; an OOM case is a miss, not a crash")
+TEST_CASE("validate: a schema error is FILE:LINE:COL and exit 2 - an OOM case is a miss, not a crash")
 {
   std::string bad = write_temp("bad.yaml", R"(cases:
 - id: x_1
