@@ -128,6 +128,17 @@ ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>
   return best;
 }
 
+std::size_t CollectiveEngine::PlanKeyHash::operator()(const PlanKey& k) const
+{
+  std::size_t h = std::hash<int>()(std::get<0>(k));
+  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (std::uint32_t r : std::get<1>(k))
+    mix(r);
+  mix(std::hash<std::string>()(std::get<2>(k)));
+  mix(std::hash<double>()(std::get<3>(k)));
+  return h;
+}
+
 const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
 {
   const CollectiveCall& c = w.collectives()[call];

@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace clustersim {
@@ -79,7 +80,11 @@ private:
   const ProtocolTable& protocols_;
   std::string scale_up_;
   std::string scale_out_;
-  std::map<std::tuple<int, std::vector<std::uint32_t>, std::string, double>, ExecPlan> cache_;
+  using PlanKey = std::tuple<int, std::vector<std::uint32_t>, std::string, double>;
+  struct PlanKeyHash {
+    std::size_t operator()(const PlanKey& k) const;
+  };
+  std::unordered_map<PlanKey, ExecPlan, PlanKeyHash> cache_;
 };
 
 } // namespace clustersim

@@ -4,6 +4,7 @@
 #include "Commands.hpp"
 #include "Experiment.hpp"
 #include "Isolated.hpp"
+#include "Planner.hpp"
 #include "SimPlatform.hpp"
 #include "Simulation.hpp"
 #include "Suggest.hpp"
@@ -41,8 +42,10 @@ BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
     BenchRow r = fn();
     r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
     rusage ru{};
+    rusage kids{}; // the planner's workers: the largest of them
     ::getrusage(RUSAGE_SELF, &ru);
-    r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    ::getrusage(RUSAGE_CHILDREN, &kids);
+    r.peak_rss_mb = static_cast<double>(std::max(ru.ru_maxrss, kids.ru_maxrss)) / 1024.0;
     nlohmann::ordered_json j{{"scenario", name},
                              {"what", r.what},
                              {"wall_s", r.wall_s},
@@ -147,6 +150,24 @@ std::vector<Scenario> scenarios()
   s.push_back({"llama3-16k", [] {
                  return training_step("Llama-3 405B step, 16384 H100, tp 8 pp 16 dp 128, seq 8192", llama3(16384),
                                       false);
+               }});
+  s.push_back({"plan-gpt3-1k", [] {
+                 Catalog c = Catalog::open();
+                 PlanRequest r;
+                 r.model = load_model_preset("gpt3-175b", c.models_dir(), command_line("bench"));
+                 r.platform = c.platform("dgx-a100-80gb", command_line("bench"));
+                 r.gpus = 1024;
+                 r.global_batch = 1536;
+                 r.base.flash_attention = true;
+                 r.top = 5;
+                 PlanResult res = plan_layouts(r, c);
+                 BenchRow row;
+                 row.what = "plan GPT-3 175B on 1024 A100: " + std::to_string(res.candidates) + " layouts, " +
+                            std::to_string(res.estimated) + " estimated, best " +
+                            describe_layout(res.ranked.front().training);
+                 row.simulated_s = res.ranked.front().sim.step_time_s;
+                 row.mode = "plan";
+                 return row;
                }});
   for (int g : {1024, 2048, 4096, 8192, 16384}) {
     std::string n = "platform-" + std::to_string(g / 1024) + "k-curve";

@@ -111,8 +111,8 @@ std::string report(const PlanRequest& r, const PlanResult& res)
                 : r.objective == "cost" ? "cost per token"
                                         : "fewest GPUs within the deadline");
   o << buf;
-  std::snprintf(buf, sizeof buf, "  %zu layouts enumerated, %zu fit and were estimated, %zu simulated; %.1f s\n",
-                res.candidates, res.estimated, res.ranked.size(), res.wall_s);
+  std::snprintf(buf, sizeof buf, "  %zu layouts enumerated, %zu estimated, %zu simulated; %.1f s\n", res.candidates,
+                res.estimated, res.ranked.size(), res.wall_s);
   o << buf;
   std::vector<std::pair<std::size_t, std::string>> rej;
   for (const auto& [why, n] : res.rejected)
@@ -131,13 +131,18 @@ std::string report(const PlanRequest& r, const PlanResult& res)
     o << "\n  no layout fits\n";
     return o.str();
   }
-  o << "\n   #  GPUs  layout                                           estimate  simulated    MFU   tokens/s  "
-       "peak mem  exp. comm   bubble  $/Mtok\n";
+  int width = 6;
+  for (const auto& c : res.ranked)
+    width = std::max(width, static_cast<int>(describe_layout(c.training).size()));
+  std::snprintf(buf, sizeof buf,
+                "\n   #  GPUs  %-*s  estimate  simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok\n",
+                width, "layout");
+  o << buf;
   int i = 0;
   for (const auto& c : res.ranked) {
-    std::snprintf(buf, sizeof buf, "  %2d  %4d  %-47s %8.3f s %8.3f s %5.1f %% %9.0f %6.1f GiB %8.3f s %7.3f s %7.3f\n",
-                  ++i, c.gpus, describe_layout(c.training).c_str(), c.estimate_s, c.sim.step_time_s, 100 * c.sim.mfu,
-                  c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
+    std::snprintf(buf, sizeof buf, "  %2d  %4d  %-*s %8.3f s %8.3f s %5.1f %% %9.0f %6.1f GiB %8.3f s %7.3f s %7.3f\n",
+                  ++i, c.gpus, width, describe_layout(c.training).c_str(), c.estimate_s, c.sim.step_time_s,
+                  100 * c.sim.mfu, c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
                   c.sim.breakdown.bubble, usd_per_million_tokens(r, c));
     o << buf;
   }
@@ -179,8 +184,8 @@ int check(const std::vector<std::string>& files, const std::string& only, int to
   OJson rows = OJson::array();
   int faster = 0, in_top10 = 0;
   if (!json)
-    std::printf("%-40s %-34s %9s  %-34s %9s  %s\n", "case", "published layout", "step", "planner's best", "step",
-                "published rank");
+    std::printf("%-40s %-30s %9s  %-52s %9s  %s\n", "case", "published layout", "step", "planner's best", "step",
+                "rank of published");
   for (const auto& c : cases) {
     const ExperimentSpec& e = c.experiment;
     PlanRequest r;
@@ -223,9 +228,9 @@ int check(const std::vector<std::string>& files, const std::string& only, int to
               {"estimated", res.estimated}};
     rows.push_back(row);
     if (!json) {
-      std::printf("%-40s %-34s %8.3fs  %-34s %8.3fs  %s%s\n", c.id.c_str(), layout_key(e.training).c_str(),
+      std::printf("%-40s %-30s %8.3fs  %-52s %8.3fs  %s%s\n", c.id.c_str(), layout_key(e.training).c_str(),
                   published.step_time_s,
-                  res.ranked.empty() ? "(none fits)" : layout_key(res.ranked.front().training).c_str(), best,
+                  res.ranked.empty() ? "(none fits)" : describe_layout(res.ranked.front().training).c_str(), best,
                   rank > 0 ? std::to_string(rank).c_str() : "not estimated", ok_fast ? "" : "  SLOWER");
       std::fflush(stdout);
     }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -86,6 +87,28 @@ double estimate_layout(const ModelSpec& model, const GpuSpec& gpu, const Trainin
 
 namespace {
 
+/// The busiest pipeline stage's compute for all micro-batches: a floor under any step time.
+double compute_bound(const CostModel& cost)
+{
+  const TrainingSpec& t = cost.training();
+  const BlockCost a = cost.attention_block();
+  const BlockCost m = cost.mlp_block();
+  const BlockCost e = cost.embedding();
+  const BlockCost l = cost.logits();
+  const double layer = a.forward + a.backward + a.recompute + m.forward + m.backward + m.recompute;
+  const auto stages = cost.layers_per_stage();
+  double worst = 0;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    double v = stages[s] * layer;
+    if (s == 0)
+      v += e.forward + e.backward + e.recompute;
+    if (s + 1 == stages.size())
+      v += l.forward + l.backward + l.recompute;
+    worst = std::max(worst, v);
+  }
+  return worst * t.micro_batches();
+}
+
 double spearman(const std::vector<double>& a, const std::vector<double>& b)
 {
   const std::size_t n = a.size();
@@ -139,7 +162,7 @@ std::string describe_layout(const TrainingSpec& t)
 std::string layout_key(const TrainingSpec& t)
 {
   return "tp " + std::to_string(t.tp) + " pp " + std::to_string(t.pp) + " cp " + std::to_string(t.cp) + " dp " +
-         std::to_string(t.dp) + " vpp " + std::to_string(t.vpp) + " mb " + std::to_string(t.micro_batch);
+         std::to_string(t.dp) + " vpp " + std::to_string(t.vpp);
 }
 
 double plan_objective(const PlanRequest& r, int gpus, double step_s)
@@ -259,7 +282,8 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                     t.zero = zero;
                     t.recompute = rc;
                     t.sequence_parallel = sp;
-                    MemoryBreakdown mem = CostModel(model, t, gpu).peak_memory();
+                    CostModel cost(model, t, gpu);
+                    MemoryBreakdown mem = cost.peak_memory();
                     if (!mem.fits) {
                       reject("out of memory");
                       continue;
@@ -288,6 +312,7 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                     c.gpus = g;
                     c.training = t;
                     c.peak_bytes = mem.peak;
+                    c.bound_s = compute_bound(cost);
                     fit.push_back(c);
                   }
                 }
@@ -307,35 +332,77 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
     if (!clusters.count(c.gpus))
       clusters.emplace(c.gpus, ClusterGraph::build(r.platform, std::max(c.gpus, r.platform.node.gpus)));
   const int jobs = r.jobs > 0 ? r.jobs : available_cores();
-  const std::size_t chunks = std::min<std::size_t>(fit.size(), static_cast<std::size_t>(jobs) * 8);
-  std::vector<std::function<std::string()>> tasks;
-  for (std::size_t k = 0; k < chunks; ++k)
-    tasks.push_back([&, k] {
-      std::map<int, CollectiveEngine> engines;
-      nlohmann::json est = nlohmann::json::array();
-      for (std::size_t i = k; i < fit.size(); i += chunks) {
-        auto it = engines.find(fit[i].gpus);
-        if (it == engines.end())
-          it = engines
-                   .emplace(std::piecewise_construct, std::forward_as_tuple(fit[i].gpus),
-                            std::forward_as_tuple(clusters.at(fit[i].gpus), catalog.protocols()))
-                   .first;
-        est.push_back(estimate_layout(model, gpu, fit[i].training, it->second));
-      }
-      return est.dump();
+  auto estimate_all = [&](std::vector<PlanCandidate*>& batch) {
+    const std::size_t chunks = std::min<std::size_t>(batch.size(), static_cast<std::size_t>(jobs) * 8);
+    std::vector<std::function<std::string()>> tasks;
+    for (std::size_t k = 0; k < chunks; ++k)
+      tasks.push_back([&, k] {
+        std::map<int, CollectiveEngine> engines;
+        nlohmann::json est = nlohmann::json::array();
+        for (std::size_t i = k; i < batch.size(); i += chunks) {
+          const int g = batch[i]->gpus;
+          auto it = engines.find(g);
+          if (it == engines.end())
+            it = engines
+                     .emplace(std::piecewise_construct, std::forward_as_tuple(g),
+                              std::forward_as_tuple(clusters.at(g), catalog.protocols()))
+                     .first;
+          est.push_back(estimate_layout(model, gpu, batch[i]->training, it->second));
+        }
+        return est.dump();
+      });
+    std::size_t done = 0;
+    auto results = run_isolated_all(tasks, jobs, [&](std::size_t) {
+      ++done;
+      say("plan: estimating " + std::to_string(batch.size()) + " layouts, " + std::to_string(done) + "/" +
+          std::to_string(chunks) + " chunks");
     });
-  std::size_t done = 0;
-  auto results = run_isolated_all(tasks, jobs, [&](std::size_t) {
-    ++done;
-    say("plan: estimated " + std::to_string(done) + "/" + std::to_string(chunks) + " chunks");
+    for (std::size_t k = 0; k < chunks; ++k) {
+      if (results[k].rfind("ERROR: ", 0) == 0)
+        throw std::runtime_error("planner estimate: " + results[k].substr(7));
+      auto est = nlohmann::json::parse(results[k]);
+      std::size_t j = 0;
+      for (std::size_t i = k; i < batch.size(); i += chunks)
+        batch[i]->estimate_s = est.at(j++).get<double>();
+    }
+  };
+  // Branch and bound: estimate the layouts with the smallest compute bound first; a layout
+  // whose compute alone is slower than the bar set by those estimates cannot enter the ranking.
+  std::vector<PlanCandidate*> order;
+  for (auto& c : fit)
+    order.push_back(&c);
+  std::stable_sort(order.begin(), order.end(), [&](const PlanCandidate* a, const PlanCandidate* b) {
+    return plan_objective(r, a->gpus, a->bound_s) < plan_objective(r, b->gpus, b->bound_s);
   });
-  for (std::size_t k = 0; k < chunks; ++k) {
-    if (results[k].rfind("ERROR: ", 0) == 0)
-      throw std::runtime_error("planner estimate: " + results[k].substr(7));
-    auto est = nlohmann::json::parse(results[k]);
-    std::size_t j = 0;
-    for (std::size_t i = k; i < fit.size(); i += chunks)
-      fit[i].estimate_s = est.at(j++).get<double>();
+  const bool bounded = r.objective != "deadline" && order.size() > 256;
+  std::vector<PlanCandidate*> first(
+      order.begin(), bounded
+                         ? order.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(128, order.size() / 10))
+                         : order.end());
+  estimate_all(first);
+  if (bounded) {
+    // the bar: the max(K, 64)-th best estimate so far, so that everything that could still
+    // enter the top K (or a top-64 comparison) is estimated
+    std::vector<double> seen;
+    for (const PlanCandidate* c : first)
+      seen.push_back(plan_objective(r, c->gpus, c->estimate_s));
+    std::sort(seen.begin(), seen.end());
+    const std::size_t keep = std::min(seen.size(), static_cast<std::size_t>(std::max(r.top, 64)));
+    const double best = seen[keep - 1];
+    std::vector<PlanCandidate*> rest;
+    for (std::size_t i = first.size(); i < order.size(); ++i)
+      if (plan_objective(r, order[i]->gpus, order[i]->bound_s) <= best)
+        rest.push_back(order[i]);
+      else
+        order[i]->estimate_s = -1; // bounded out
+    estimate_all(rest);
+    std::size_t out_of_bound = 0;
+    for (const auto& c : fit)
+      out_of_bound += c.estimate_s < 0 ? 1 : 0;
+    if (out_of_bound > 0)
+      out.rejected["bounded: compute alone is slower than the 64 best estimates"] = out_of_bound;
+    fit.erase(std::remove_if(fit.begin(), fit.end(), [](const PlanCandidate& c) { return c.estimate_s < 0; }),
+              fit.end());
   }
   out.estimated = fit.size();
 

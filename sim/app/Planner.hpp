@@ -51,6 +51,7 @@ struct PlanCandidate {
   int gpus = 0;
   TrainingSpec training;
   double peak_bytes = 0;
+  double bound_s = 0;    ///< compute of the busiest stage alone: no layout step is shorter
   double estimate_s = 0; ///< contention-free step time
   bool simulated = false;
   RunMetrics sim;
@@ -84,8 +85,8 @@ double estimate_layout(const ModelSpec& model, const GpuSpec& gpu, const Trainin
 
 /// One line naming a layout: "tp 8 pp 8 dp 16 1f1b mb 1 zero 1 selective sp".
 std::string describe_layout(const TrainingSpec& t);
-/// The parallel layout proper, for comparing with published runs: tp, pp, cp, dp, vpp and
-/// micro-batch (ZeRO stage, recompute and sequence parallelism are options on top of it).
+/// The parallel layout proper, for comparing with published runs: tp, pp, cp, dp and vpp
+/// (micro-batch, ZeRO stage, recompute and sequence parallelism are options on top of it).
 std::string layout_key(const TrainingSpec& t);
 
 } // namespace clustersim
