@@ -135,7 +135,7 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   for (const auto& c : res.ranked)
     width = std::max(width, static_cast<int>(describe_layout(c.training).size()));
   std::snprintf(buf, sizeof buf,
-                "\n   #  GPUs  %-*s  estimate  simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok\n",
+                "\n   #  GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok\n",
                 width, "layout");
   o << buf;
   int i = 0;
