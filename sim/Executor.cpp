@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace sg4 = simgrid::s4u;
 
@@ -26,20 +27,25 @@ struct Worker {
   std::uint32_t rank = 0;
   Stream stream = Stream::compute;
   const std::vector<TaskId>* program = nullptr;
-  sg4::SemaphorePtr sem;
+  sg4::ActorPtr actor;
+  std::uint32_t index = 0;       ///< in Run::workers_
+  std::uint32_t next_waiter = 0; ///< 1 + index of the next worker waiting for the same task, 0: none
   sg4::Mailbox* mailbox = nullptr;
   std::vector<int*> slots;
 
   void operator()();
-  void block() { sem->acquire(); }
-  void wake() { sem->release(); }
+  /// Blocks until another worker calls wake(). A worker only blocks right after putting itself
+  /// on a waiting list, and is woken only from such a list, so a wake never precedes its block
+  /// (actors do not interleave between the two).
+  void block() { sg4::this_actor::suspend(); }
+  void wake() { actor->resume(); }
 };
 
 struct Barrier {
   std::uint32_t arrived = 0;
   std::uint32_t generation = 0;
-  double opened_at = 0; ///< when the last member arrived
-  std::vector<Worker*> waiting;
+  std::uint32_t waiting = 0; ///< 1 + the first blocked worker (a list through next_waiter), 0: none
+  double opened_at = 0;      ///< when the last member arrived
 };
 
 struct Rendezvous {
@@ -53,6 +59,8 @@ struct CallInfo {
   const ExecPlan* plan = nullptr;
   std::uint32_t present = 0; ///< simulated members
   bool analytic = false;
+  Barrier barrier;
+  bool started = false;
 };
 
 class Run {
@@ -64,11 +72,19 @@ public:
     res_.start.assign(n, -1);
     res_.end.assign(n, -1);
     done_.assign(n, 0);
+    waiters_.assign(n, 0);
     calls_.resize(w.collectives().size());
+    std::vector<int> compute_stream(w.ranks(), -1);
     for (TaskId t = 0; t < n; ++t) {
       const Task& task = w.task(t);
       if (task.kind == TaskKind::collective)
         ++calls_[task.target].present;
+      if (task.kind == TaskKind::compute) {
+        int& s = compute_stream[task.rank];
+        if (s >= 0 && s != static_cast<int>(task.stream))
+          compute_as_delay_ = false;
+        s = static_cast<int>(task.stream);
+      }
     }
   }
 
@@ -88,16 +104,16 @@ public:
           continue;
         Worker& wk = workers_[r * kStreamCount + static_cast<std::size_t>(s)];
         wk.run = this;
+        wk.index = r * kStreamCount + static_cast<std::uint32_t>(s);
         wk.rank = r;
         wk.stream = static_cast<Stream>(s);
         wk.program = &prog;
-        wk.sem = sg4::Semaphore::create(0);
         wk.mailbox = sg4::Mailbox::by_name("r" + std::to_string(r) + "." + to_string(wk.stream));
       }
     for (auto& wk : workers_)
       if (wk.program) {
-        sg4::Actor::create("r" + std::to_string(wk.rank) + "." + to_string(wk.stream),
-                           p_.host(static_cast<int>(wk.rank)), [&wk] { wk(); });
+        wk.actor = sg4::Actor::create("r" + std::to_string(wk.rank) + "." + to_string(wk.stream),
+                                      p_.host(static_cast<int>(wk.rank)), [&wk] { wk(); });
         ++res_.stats.actors;
       }
     p_.engine().run();
@@ -116,7 +132,8 @@ public:
   void wait_for(Worker& me, TaskId t)
   {
     while (!done_[t]) {
-      waiters_[t].push_back(&me);
+      me.next_waiter = waiters_[t];
+      waiters_[t] = me.index + 1;
       me.block();
     }
   }
@@ -125,13 +142,7 @@ public:
   {
     res_.end[t] = sg4::Engine::get_clock();
     done_[t] = 1;
-    auto it = waiters_.find(t);
-    if (it == waiters_.end())
-      return;
-    std::vector<Worker*> ws = std::move(it->second);
-    waiters_.erase(it);
-    for (Worker* w : ws)
-      w->wake();
+    wake_list(std::exchange(waiters_[t], 0));
   }
 
   void barrier(Worker& me, Barrier& b, std::uint32_t n)
@@ -139,16 +150,31 @@ public:
     if (++b.arrived == n) {
       b.arrived = 0;
       ++b.generation;
-      std::vector<Worker*> ws = std::move(b.waiting);
-      b.waiting.clear();
-      for (Worker* w : ws)
-        w->wake();
+      wake_all(b);
       return;
     }
-    std::uint32_t gen = b.generation;
+    block_at(me, b);
+  }
+
+  /// Blocks `me` on `b` until its generation changes.
+  void block_at(Worker& me, Barrier& b)
+  {
+    const std::uint32_t gen = b.generation;
     while (b.generation == gen) {
-      b.waiting.push_back(&me);
+      me.next_waiter = b.waiting;
+      b.waiting = me.index + 1;
       me.block();
+    }
+  }
+
+  void wake_all(Barrier& b) { wake_list(std::exchange(b.waiting, 0)); }
+
+  void wake_list(std::uint32_t w)
+  {
+    while (w != 0) {
+      Worker& wk = workers_[w - 1];
+      w = std::exchange(wk.next_waiter, 0);
+      wk.wake();
     }
   }
 
@@ -165,7 +191,10 @@ public:
     if (t.amount <= 0)
       return;
     ++res_.stats.executions;
-    sg4::this_actor::execute(t.amount * p_.host_speed());
+    if (compute_as_delay_)
+      sg4::this_actor::sleep_for(t.amount);
+    else
+      sg4::this_actor::execute(t.amount * p_.host_speed());
   }
 
   void run_p2p(Worker& me, TaskId id, const Task& t)
@@ -216,10 +245,10 @@ public:
   void run_collective(Worker& me, TaskId id, const Task& t)
   {
     const std::uint32_t call = t.target;
-    const CallInfo& info = calls_[call];
+    CallInfo& info = calls_[call];
     const auto& group = w_.groups()[w_.collectives()[call].group].ranks;
     const std::uint32_t self = t.member;
-    Barrier& b = barriers_[call];
+    Barrier& b = info.barrier;
     const ExecPlan& plan = *info.plan;
     if (info.analytic) {
       // Nothing else uses these links: the call takes its predicted time from the moment the
@@ -231,24 +260,17 @@ public:
         res_.start[id] = b.opened_at;
         ++res_.stats.collectives;
         ++res_.stats.analytic_collectives;
-        std::vector<Worker*> ws = std::move(b.waiting);
-        b.waiting.clear();
         pause(plan.predicted_s);
         ++b.generation;
-        for (Worker* w : ws)
-          w->wake();
+        wake_all(b);
       } else {
-        std::uint32_t gen = b.generation;
-        while (b.generation == gen) {
-          b.waiting.push_back(&me);
-          me.block();
-        }
+        block_at(me, b);
         res_.start[id] = b.opened_at;
       }
     } else {
       barrier(me, b, info.present);
       res_.start[id] = sg4::Engine::get_clock();
-      if (++collective_started_[call] == 1)
+      if (!std::exchange(info.started, true))
         ++res_.stats.collectives;
       static int payload = 0;
       std::vector<sg4::CommPtr> comms;
@@ -293,11 +315,6 @@ public:
         pause(ph.extra_latency);
       }
       pause(plan.base_latency);
-    }
-    if (++collective_done_[call] == info.present) {
-      collective_done_.erase(call);
-      collective_started_.erase(call);
-      barriers_.erase(call);
     }
   }
 
@@ -395,10 +412,11 @@ private:
   std::vector<CallInfo> calls_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_analytic_;
   std::vector<Worker> workers_;
-  std::unordered_map<TaskId, std::vector<Worker*>> waiters_;
-  std::unordered_map<std::uint32_t, Barrier> barriers_;
-  std::unordered_map<std::uint32_t, std::uint32_t> collective_done_;
-  std::unordered_map<std::uint32_t, std::uint32_t> collective_started_;
+  /// Every rank computes on one stream only, so a GPU never runs two kernels at once: a
+  /// computation is a delay of its seconds (a SimGrid sleep, which costs no CPU-model solve)
+  /// rather than an execution sharing the host's speed.
+  bool compute_as_delay_ = true;
+  std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first worker waiting for it (a list through next_waiter)
   std::unordered_map<TaskId, Rendezvous> rendezvous_;
 };
 

@@ -2,8 +2,9 @@
 /// Runs a Workload on the simulated platform.
 ///
 /// One SimGrid actor per busy (rank, stream), on the rank's GPU host, walks its stream in
-/// order: it waits for a task's dependencies, then runs it — compute as a SimGrid execution
-/// of seconds × host speed, point-to-point after both sides are ready, a collective after
+/// order: it waits for a task's dependencies, then runs it — compute as a delay of its seconds
+/// (a SimGrid execution of seconds × host speed if some rank computes on two streams, which
+/// then share the GPU), point-to-point after both sides are ready, a collective after
 /// every (simulated) member has arrived: its algorithm's flows phase by phase (separated by
 /// barriers), then the analytic latency.
 ///
@@ -15,7 +16,9 @@
 ///    mirror is issued by the simulated side (host to host), a flow between two mirrors is
 ///    dropped (it mirrors one that is simulated).
 /// Flows between simulated ranks are mailbox comms posted by both actors, which keeps
-/// SimGrid 3.32 off its per-issuer linear scans.
+/// SimGrid 3.32 off its per-issuer linear scans. Workers block by suspending themselves and
+/// are resumed by whoever completes what they wait for, through intrusive lists (no
+/// semaphores, no per-wait allocation).
 
 #include "CollectiveEngine.hpp"
 #include "SimPlatform.hpp"
