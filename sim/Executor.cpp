@@ -28,8 +28,10 @@ struct Worker {
   Stream stream = Stream::compute;
   const std::vector<TaskId>* program = nullptr;
   sg4::ActorPtr actor;
-  std::uint32_t index = 0;       ///< in Run::workers_
-  std::uint32_t next_waiter = 0; ///< 1 + index of the next worker waiting for the same task, 0: none
+  std::uint32_t index = 0;             ///< in Run::workers_
+  std::uint32_t next_waiter = 0;       ///< 1 + index of the next worker waiting for the same task, 0: none
+  std::size_t cursor = 0;              ///< next task of the program (advanced by helpers too)
+  std::vector<std::uint32_t> deferred; ///< same-rank workers this one finished a task for, not yet woken
   sg4::Mailbox* mailbox = nullptr;
   std::vector<int*> slots;
 
@@ -90,6 +92,14 @@ public:
 
   ExecutionResult go()
   {
+    help_ = o_.help_streams;
+    for (std::uint32_t r = 0; r < w_.ranks() && help_; ++r)
+      for (int s = 0; s < kStreamCount; ++s) {
+        const auto& prog = w_.program(r, static_cast<Stream>(s));
+        for (std::size_t i = 1; i < prog.size(); ++i)
+          if (prog[i] <= prog[i - 1])
+            help_ = false; // "later in the stream" is read from task ids below
+      }
     // Plan every collective before the simulation starts: errors surface here rather than
     // inside an actor, and planning stays out of the simulated time loop.
     for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
@@ -129,20 +139,138 @@ public:
   }
 
   // ---- used by workers ----
-  void wait_for(Worker& me, TaskId t)
+  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
+
+  /// The first dependency of `id` not yet done, or kNoTask.
+  TaskId first_undone_dep(TaskId id) const
   {
-    while (!done_[t]) {
-      me.next_waiter = waiters_[t];
-      waiters_[t] = me.index + 1;
-      me.block();
-    }
+    for (const TaskId* d = w_.deps_begin(id); d != w_.deps_end(id); ++d)
+      if (!done_[*d])
+        return *d;
+    return kNoTask;
   }
 
-  void finish(TaskId t)
+  /// Puts `wk` on the waiting list of task `t` (it is woken when `t` finishes).
+  void enlist(Worker& wk, TaskId t)
+  {
+    wk.next_waiter = waiters_[t];
+    waiters_[t] = wk.index + 1;
+  }
+
+  /// Runs task `id` of `owner`'s stream on `me` (the owner itself, or a helper) and finishes it.
+  void run_task(Worker& me, Worker& owner, TaskId id)
+  {
+    ++owner.cursor;
+    const double now = sg4::Engine::get_clock();
+    res_.ready[id] = now;
+    const Task& t = w_.task(id);
+    switch (t.kind) {
+    case TaskKind::compute:
+      res_.start[id] = now;
+      run_compute(t);
+      break;
+    case TaskKind::send:
+    case TaskKind::recv:
+      run_p2p(me, id, t);
+      break;
+    case TaskKind::collective:
+      run_collective(me, id, t);
+      break;
+    }
+    finish(me, id);
+  }
+
+  /// Marks `t` done at the current time. Its waiters are woken, except those of the
+  /// finisher's own rank when helping is on: they are deferred to help_or_wake().
+  void finish(Worker& me, TaskId t)
   {
     res_.end[t] = sg4::Engine::get_clock();
     done_[t] = 1;
-    wake_list(std::exchange(waiters_[t], 0));
+    for (std::uint32_t w = std::exchange(waiters_[t], 0); w != 0;) {
+      Worker& wk = workers_[w - 1];
+      w = std::exchange(wk.next_waiter, 0);
+      if (help_ && wk.rank == me.rank && &wk != &me)
+        me.deferred.push_back(wk.index);
+      else
+        wk.wake();
+    }
+  }
+
+  /// Whether `me`'s next task waits at least until `x` (a task of stream `s` of `me`'s rank)
+  /// has finished: it depends on `x` or on a later task of that stream, not yet done.
+  bool next_waits_for(const Worker& me, TaskId x) const
+  {
+    if (me.cursor == me.program->size())
+      return true; // nothing of mine to delay
+    const Task& tx = w_.task(x);
+    const TaskId n = (*me.program)[me.cursor];
+    for (const TaskId* d = w_.deps_begin(n); d != w_.deps_end(n); ++d) {
+      const Task& td = w_.task(*d);
+      if (!done_[*d] && *d >= x && td.rank == tx.rank && td.stream == tx.stream)
+        return true;
+    }
+    return false;
+  }
+
+  /// After `me` finished a task: each deferred worker either gets its next task run by `me`
+  /// (at most one of them: helping blocks `me`), is put on the list of its next blocker, or
+  /// is woken.
+  void help_or_wake(Worker& me)
+  {
+    while (!me.deferred.empty()) {
+      std::vector<std::uint32_t> ds = std::move(me.deferred);
+      me.deferred.clear();
+      Worker* helped = nullptr;
+      for (std::uint32_t i : ds) {
+        Worker& d = workers_[i];
+        if (d.cursor == d.program->size()) {
+          d.wake(); // let it return
+          continue;
+        }
+        const TaskId x = (*d.program)[d.cursor];
+        const TaskId blocker = first_undone_dep(x);
+        if (blocker != kNoTask)
+          enlist(d, blocker); // it would wake only to wait for this
+        else if (!helped && helpable(x) && next_waits_for(me, x))
+          helped = &d;
+        else
+          d.wake();
+      }
+      if (!helped)
+        continue;
+      // run the helped stream's tasks while they are ready, helpable and keep `me` waiting;
+      // workers deferred meanwhile are woken (only one stream can be helped at a time)
+      Worker& d = *helped;
+      for (;;) {
+        const TaskId x = (*d.program)[d.cursor];
+        ++res_.stats.helped;
+        run_task(me, d, x);
+        for (std::uint32_t i : me.deferred)
+          if (i != d.index)
+            workers_[i].wake();
+        me.deferred.clear();
+        if (d.cursor == d.program->size()) {
+          d.wake();
+          break;
+        }
+        const TaskId next = (*d.program)[d.cursor];
+        const TaskId blocker = first_undone_dep(next);
+        if (blocker != kNoTask) {
+          enlist(d, blocker);
+          break;
+        }
+        if (!helpable(next) || !next_waits_for(me, next)) {
+          d.wake();
+          break;
+        }
+      }
+    }
+  }
+
+  bool helpable(TaskId x) const
+  {
+    const Task& t = w_.task(x);
+    return t.kind == TaskKind::collective && calls_[t.target].analytic;
   }
 
   void barrier(Worker& me, Barrier& b, std::uint32_t n)
@@ -416,34 +544,24 @@ private:
   /// computation is a delay of its seconds (a SimGrid sleep, which costs no CPU-model solve)
   /// rather than an execution sharing the host's speed.
   bool compute_as_delay_ = true;
+  bool help_ = false;
   std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first worker waiting for it (a list through next_waiter)
   std::unordered_map<TaskId, Rendezvous> rendezvous_;
 };
 
 void Worker::operator()()
 {
-  const Workload& w = run->workload();
-  ExecutionResult& res = run->result();
-  for (TaskId id : *program) {
-    for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
-      run->wait_for(*this, *d);
-    const double now = sg4::Engine::get_clock();
-    res.ready[id] = now;
-    const Task& t = w.task(id);
-    switch (t.kind) {
-    case TaskKind::compute:
-      res.start[id] = now;
-      run->run_compute(t);
-      break;
-    case TaskKind::send:
-    case TaskKind::recv:
-      run->run_p2p(*this, id, t);
-      break;
-    case TaskKind::collective:
-      run->run_collective(*this, id, t);
-      break;
+  const std::vector<TaskId>& prog = *program;
+  while (cursor < prog.size()) {
+    const TaskId id = prog[cursor];
+    const TaskId blocker = run->first_undone_dep(id);
+    if (blocker != Run::kNoTask) {
+      run->enlist(*this, blocker);
+      block();
+      continue; // a helper may have run tasks of this stream meanwhile
     }
-    run->finish(id);
+    run->run_task(*this, *this, id);
+    run->help_or_wake(*this);
   }
 }
 

@@ -15,6 +15,12 @@
 ///  * In a folded workload, mirror ranks have no tasks; a flow between a simulated rank and a
 ///    mirror is issued by the simulated side (host to host), a flow between two mirrors is
 ///    dropped (it mirrors one that is simulated).
+/// A third, also exact: when a worker finishes a task that another worker of its rank waits
+/// for, and its own next task cannot start before that worker's next analytic collective has
+/// ended (it depends on it, or on a later task of that stream), it runs the collective itself
+/// instead of waking the other: the collective starts at the same instant and the other
+/// stream stays sequential, minus two context switches. Typical: the compute stream runs the
+/// tensor-parallel collectives it waits for.
 /// Flows between simulated ranks are mailbox comms posted by both actors, which keeps
 /// SimGrid 3.32 off its per-issuer linear scans. Workers block by suspending themselves and
 /// are resumed by whoever completes what they wait for, through intrusive lists (no
@@ -38,11 +44,15 @@ struct ExecutionStats {
   std::size_t analytic_collectives = 0; ///< of which run as a delay (links nobody else uses)
   std::size_t transfers = 0;            ///< point-to-point transfers
   std::size_t analytic_transfers = 0;
+  std::size_t helped = 0; ///< analytic collective tasks run by another worker of the same rank
 };
 
 struct ExecutionOptions {
   /// Run contention-free collectives and transfers as delays (exact; off only to test it).
   bool analytic_when_exclusive = true;
+  /// Let a worker whose next task waits on another stream of its rank run that stream's
+  /// ready analytic collectives itself (exact; off only to test it).
+  bool help_streams = true;
 };
 
 struct ExecutionResult {

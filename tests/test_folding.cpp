@@ -8,6 +8,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
 using namespace clustersim;
 using clustersim::test::catalog;
 
@@ -137,4 +141,63 @@ TEST_CASE("the fabric changes the winner: ZeRO-3 beats TP+PP on a non-blocking f
                                                        << " vs " << tppp_slow);
   CHECK(zero3_fast < tppp_fast);
   CHECK(zero3_slow > tppp_slow);
+}
+
+/// Every task's ready, start and end times, with or without helping (one stream running
+/// another's ready analytic collectives), and how many tasks were helped.
+std::pair<std::vector<double>, std::size_t> task_times(const ExperimentSpec& e, bool help)
+{
+  std::string out = run_isolated([&] {
+    ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
+    CostModel cost(e.model, e.training, e.platform.node.gpu);
+    StepPlan plan = build_step(cost, false);
+    SimPlatform platform(cluster, e.platform.node.gpu.peak(Precision::bf16));
+    CollectiveEngine collectives(cluster, catalog().protocols());
+    ExecutionOptions o;
+    o.help_streams = help;
+    ExecutionResult r = execute(plan.workload, platform, collectives, o);
+    std::ostringstream s;
+    s.precision(17);
+    s << r.stats.helped;
+    for (std::size_t i = 0; i < r.end.size(); ++i)
+      s << ' ' << r.ready[i] << ' ' << r.start[i] << ' ' << r.end[i];
+    return s.str();
+  });
+  std::istringstream in(out);
+  std::size_t helped = 0;
+  in >> helped;
+  std::vector<double> times;
+  for (double v = 0; in >> v;)
+    times.push_back(v);
+  return {times, helped};
+}
+
+TEST_CASE("a stream helped by another runs every task at the same instants")
+{
+  ExperimentSpec sp3d = experiment("dgx-h100", 64, "gpt3-1.3b", 8, 2, 1, true, 4);
+  ExperimentSpec interleaved = sp3d;
+  interleaved.training.schedule = Schedule::interleaved;
+  interleaved.training.vpp = 2;
+  ExperimentSpec overlapped = sp3d;
+  overlapped.training.overlap.tp_comm = true;
+  ExperimentSpec cp = experiment("dgx-h100", 64, "gpt3-1.3b", 8, 2, 1, true, 4);
+  cp.training.cp = 2;
+  cp.training.dp /= 2;
+  ExperimentSpec contended = experiment("dgx-h100-fattree-2to1", 128, "gpt3-1.3b", 8, 2, 1, true, 2);
+  ExperimentSpec no_sp = experiment("dgx-h100", 32, "gpt3-1.3b", 8, 4, 0, false, 8);
+  // TP 4 with DP inside the node: TP and DP share NVLink, so nothing is analytic or helped
+  ExperimentSpec shared = experiment("dgx-a100-80gb", 32, "gpt3-1.3b", 4, 4, 0, false, 8);
+  for (const ExperimentSpec* e : {&sp3d, &interleaved, &overlapped, &cp, &contended, &no_sp, &shared}) {
+    INFO(e->platform.name, " tp ", e->training.tp, " cp ", e->training.cp, " pp ", e->training.pp);
+    auto [off, none] = task_times(*e, false);
+    auto [on, helped] = task_times(*e, true);
+    CHECK(none == 0);
+    CHECK((helped > 0) == (e != &shared));
+    REQUIRE(on.size() == off.size());
+    REQUIRE(!on.empty());
+    double diff = 0;
+    for (std::size_t i = 0; i < on.size(); ++i)
+      diff = std::max(diff, std::abs(on[i] - off[i]));
+    CHECK(diff <= 1e-9);
+  }
 }

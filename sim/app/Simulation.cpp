@@ -195,6 +195,7 @@ Json to_json(const RunMetrics& m)
                      {"flows", m.stats.flows},
                      {"collectives", m.stats.collectives},
                      {"analytic_collectives", m.stats.analytic_collectives},
+                     {"helped_collectives", m.stats.helped},
                      {"transfers", m.stats.transfers},
                      {"analytic_transfers", m.stats.analytic_transfers}};
   return j;
@@ -269,6 +270,7 @@ RunMetrics metrics_from_json(const Json& j)
   m.stats.flows = s.at("flows");
   m.stats.collectives = s.at("collectives");
   m.stats.analytic_collectives = s.at("analytic_collectives");
+  m.stats.helped = s.at("helped_collectives");
   m.stats.transfers = s.at("transfers");
   m.stats.analytic_transfers = s.at("analytic_transfers");
   m.mode = s.at("mode");
