@@ -3,7 +3,7 @@
 ///
 /// One SimGrid actor per busy (rank, stream), on the rank's GPU host, walks its stream in
 /// order: it waits for a task's dependencies, then runs it — compute as a delay of its seconds
-/// (a SimGrid execution of seconds × host speed if some rank computes on two streams, which
+/// (a kernel timer that resumes the suspended actor; a SimGrid execution of seconds × host speed if some rank computes on two streams, which
 /// then share the GPU), point-to-point after both sides are ready, a collective after
 /// every (simulated) member has arrived: its algorithm's flows phase by phase (separated by
 /// barriers), then the analytic latency.

@@ -29,7 +29,7 @@ struct BenchRow {
   double wall_s = 0;
   double peak_rss_mb = 0;
   double simulated_s = 0;
-  std::size_t events = 0; ///< SimGrid activities (executions + flows + sleeps)
+  std::size_t events = 0; ///< simulated computations, flows and delays
   std::size_t flows = 0;
   std::string mode = "full";
 };
