@@ -3,28 +3,30 @@
 ///
 /// One SimGrid actor per busy (rank, stream), on the rank's GPU host, walks its stream in
 /// order: it waits for a task's dependencies, then runs it — compute as a delay of its seconds
-/// (a kernel timer that resumes the suspended actor; a SimGrid execution of seconds × host speed if some rank computes on two streams, which
-/// then share the GPU), point-to-point after both sides are ready, a collective after
+/// (or, if some rank computes on two streams, which then share the GPU, as a SimGrid execution
+/// of seconds × host speed), point-to-point after both sides are ready, a collective after
 /// every (simulated) member has arrived: its algorithm's flows phase by phase (separated by
-/// barriers), then the analytic latency.
+/// barriers), then the analytic latency. Flows between simulated ranks are mailbox comms posted
+/// by both actors, which keeps SimGrid 3.32 off its per-issuer linear scans.
 ///
-/// Two shortcuts, both exact:
+/// Workers block by suspending themselves and are resumed by whoever completes what they wait
+/// for, through intrusive lists (no semaphores, no per-wait allocation); a delay is a kernel
+/// timer that resumes the suspended worker (no sleep activity, which SimGrid backs with a
+/// CPU-model variable).
+///
+/// Three shortcuts, all exact:
 ///  * A collective (or transfer) whose links no other group or stream ever uses cannot be
 ///    contended; on idle links its paced flows take exactly the predicted time, so it runs as
 ///    a delay of that time instead of flows.
 ///  * In a folded workload, mirror ranks have no tasks; a flow between a simulated rank and a
 ///    mirror is issued by the simulated side (host to host), a flow between two mirrors is
 ///    dropped (it mirrors one that is simulated).
-/// A third, also exact: when a worker finishes a task that another worker of its rank waits
-/// for, and its own next task cannot start before that worker's next analytic collective has
-/// ended (it depends on it, or on a later task of that stream), it runs the collective itself
-/// instead of waking the other: the collective starts at the same instant and the other
-/// stream stays sequential, minus two context switches. Typical: the compute stream runs the
-/// tensor-parallel collectives it waits for.
-/// Flows between simulated ranks are mailbox comms posted by both actors, which keeps
-/// SimGrid 3.32 off its per-issuer linear scans. Workers block by suspending themselves and
-/// are resumed by whoever completes what they wait for, through intrusive lists (no
-/// semaphores, no per-wait allocation).
+///  * When a worker finishes a task that another worker of its rank waits for, and its own
+///    next task cannot start before that worker's next analytic collective has ended (it
+///    depends on it, or on a later task of that stream), it runs the collective itself instead
+///    of waking the other: the collective starts at the same instant and the other stream
+///    stays sequential, minus two context switches. Typical: the compute stream runs the
+///    tensor-parallel collectives it waits for.
 
 #include "CollectiveEngine.hpp"
 #include "SimPlatform.hpp"
@@ -37,9 +39,9 @@ namespace clustersim {
 
 struct ExecutionStats {
   std::size_t actors = 0;
-  std::size_t executions = 0; ///< SimGrid Exec activities
+  std::size_t executions = 0; ///< computations (delays, or SimGrid Exec activities)
   std::size_t flows = 0;      ///< SimGrid comms
-  std::size_t sleeps = 0;
+  std::size_t sleeps = 0; ///< communication delays (analytic calls, latencies)
   std::size_t collectives = 0;          ///< collective calls run
   std::size_t analytic_collectives = 0; ///< of which run as a delay (links nobody else uses)
   std::size_t transfers = 0;            ///< point-to-point transfers
