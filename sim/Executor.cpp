@@ -41,7 +41,32 @@ struct Worker {
   /// on a waiting list, and is woken only from such a list, so a wake never precedes its block
   /// (actors do not interleave between the two).
   void block() { sg4::this_actor::suspend(); }
-  void wake() { actor->resume(); }
+  void wake();
+};
+
+/// Resumes workers from the kernel, not from the waking actor: an actor's resume() is a
+/// simcall (a switch to maestro and back), while a kernel timer at the current instant lets
+/// maestro resume every worker woken in this round at once, at the same simulated time.
+/// Setting a kernel timer from an actor is safe because actors run one at a time in maestro's
+/// thread (SimPlatform never enables parallel contexts).
+class Waker {
+public:
+  void wake(sg4::Actor* a)
+  {
+    pending_.push_back(a);
+    if (pending_.size() == 1)
+      simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock(), [this] { flush(); });
+  }
+
+private:
+  void flush()
+  {
+    std::vector<sg4::Actor*> now;
+    now.swap(pending_);
+    for (sg4::Actor* a : now)
+      a->resume(); // maestro: no simcall
+  }
+  std::vector<sg4::Actor*> pending_;
 };
 
 struct Barrier {
@@ -459,6 +484,7 @@ public:
   Worker& worker(std::uint32_t rank, Stream s) { return workers_[rank * kStreamCount + static_cast<std::size_t>(s)]; }
   const Workload& workload() const { return w_; }
   ExecutionResult& result() { return res_; }
+  Waker& waker() { return waker_; }
 
 private:
   static std::uint64_t wire(double bytes) { return static_cast<std::uint64_t>(std::ceil(std::max(0.0, bytes))); }
@@ -553,11 +579,17 @@ private:
   /// Every rank computes on one stream only, so a GPU never runs two kernels at once: a
   /// computation is a delay of its seconds (a SimGrid sleep, which costs no CPU-model solve)
   /// rather than an execution sharing the host's speed.
+  Waker waker_;
   bool compute_as_delay_ = true;
   bool help_ = false;
   std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first worker waiting for it (a list through next_waiter)
   std::unordered_map<TaskId, Rendezvous> rendezvous_;
 };
+
+void Worker::wake()
+{
+  run->waker().wake(actor.get());
+}
 
 void Worker::operator()()
 {

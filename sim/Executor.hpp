@@ -9,8 +9,9 @@
 /// barriers), then the analytic latency. Flows between simulated ranks are mailbox comms posted
 /// by both actors, which keeps SimGrid 3.32 off its per-issuer linear scans.
 ///
-/// Workers block by suspending themselves and are resumed by whoever completes what they wait
-/// for, through intrusive lists (no semaphores, no per-wait allocation); a delay is a kernel
+/// Workers block by suspending themselves on intrusive lists (no semaphores, no per-wait
+/// allocation); whoever completes what they wait for queues them, and a kernel timer at the
+/// current instant resumes the queue from maestro (no simcall per wake). A delay is a kernel
 /// timer that resumes the suspended worker (no sleep activity, which SimGrid backs with a
 /// CPU-model variable).
 ///
@@ -39,9 +40,9 @@ namespace clustersim {
 
 struct ExecutionStats {
   std::size_t actors = 0;
-  std::size_t executions = 0; ///< computations (delays, or SimGrid Exec activities)
-  std::size_t flows = 0;      ///< SimGrid comms
-  std::size_t sleeps = 0; ///< communication delays (analytic calls, latencies)
+  std::size_t executions = 0;           ///< computations (delays, or SimGrid Exec activities)
+  std::size_t flows = 0;                ///< SimGrid comms
+  std::size_t sleeps = 0;               ///< communication delays (analytic calls, latencies)
   std::size_t collectives = 0;          ///< collective calls run
   std::size_t analytic_collectives = 0; ///< of which run as a delay (links nobody else uses)
   std::size_t transfers = 0;            ///< point-to-point transfers
