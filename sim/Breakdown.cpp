@@ -71,6 +71,18 @@ void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId
 
 } // namespace
 
+TaskId latest_dependency(const Workload& w, const ExecutionResult& r, TaskId id)
+{
+  TaskId blocker = kNoDependency;
+  double latest = -1;
+  for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
+    if (r.end[*d] > latest) {
+      latest = r.end[*d];
+      blocker = *d;
+    }
+  return blocker;
+}
+
 Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_t rank)
 {
   Breakdown b;
@@ -83,14 +95,8 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     double gap_end = r.start[id];
     if (gap_end > cursor) {
       // what the task waited for: its latest-finishing dependency
-      TaskId blocker = static_cast<TaskId>(-1);
-      double latest = -1;
-      for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
-        if (r.end[*d] > latest) {
-          latest = r.end[*d];
-          blocker = *d;
-        }
-      if (blocker == static_cast<TaskId>(-1))
+      const TaskId blocker = latest_dependency(w, r, id);
+      if (blocker == kNoDependency)
         b.other += gap_end - cursor;
       else
         attribute(b, w, r, blocker, cursor, gap_end);

@@ -153,14 +153,7 @@ public:
         ++res_.stats.actors;
       }
     p_.engine().run();
-    std::size_t missing = 0;
-    for (auto d : done_)
-      missing += d ? 0 : 1;
-    if (missing)
-      throw std::logic_error("workload deadlocked: " + std::to_string(missing) + " of " + std::to_string(done_.size()) +
-                             " tasks never ran");
-    for (double e : res_.end)
-      res_.makespan = std::max(res_.makespan, e);
+    close_result(done_, res_);
     return std::move(res_);
   }
 
@@ -608,6 +601,18 @@ void Worker::operator()()
 }
 
 } // namespace
+
+void close_result(const std::vector<std::uint8_t>& done, ExecutionResult& result)
+{
+  std::size_t missing = 0;
+  for (auto d : done)
+    missing += d ? 0 : 1;
+  if (missing)
+    throw std::logic_error("workload deadlocked: " + std::to_string(missing) + " of " + std::to_string(done.size()) +
+                           " tasks never ran");
+  for (double e : result.end)
+    result.makespan = std::max(result.makespan, e);
+}
 
 ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives,
                         const ExecutionOptions& options)

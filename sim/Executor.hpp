@@ -34,6 +34,7 @@
 #include "Workload.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace clustersim {
@@ -65,6 +66,11 @@ struct ExecutionResult {
   std::vector<double> end;   ///< per task
   ExecutionStats stats;
 };
+
+/// Checks that every task ran (`done` per task; throws std::logic_error naming how many did
+/// not: the workload deadlocked) and sets `result.makespan` to the last end. Shared by the
+/// executor and the Timeline.
+void close_result(const std::vector<std::uint8_t>& done, ExecutionResult& result);
 
 /// Executes `w`; throws std::logic_error if the workload deadlocks.
 ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives,

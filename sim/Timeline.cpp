@@ -49,14 +49,7 @@ public:
       heap_.pop();
       execute(s, time);
     }
-    std::size_t missing = 0;
-    for (auto d : done_)
-      missing += d ? 0 : 1;
-    if (missing)
-      throw std::logic_error("workload deadlocked: " + std::to_string(missing) + " of " + std::to_string(done_.size()) +
-                             " tasks never ran");
-    for (double e : res_.end)
-      res_.makespan = std::max(res_.makespan, e);
+    close_result(done_, res_);
     return std::move(res_);
   }
 

@@ -1,5 +1,7 @@
 #include "Trace.hpp"
 
+#include "Breakdown.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -49,15 +51,9 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
         double end = r.end[id];
         if (s == 0 && start > cursor) {
           // an idle gap of the compute stream: name it after what the task waited for
-          TaskId blocker = static_cast<TaskId>(-1);
-          double latest = -1;
-          for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
-            if (r.end[*d] > latest) {
-              latest = r.end[*d];
-              blocker = *d;
-            }
+          const TaskId blocker = latest_dependency(w, r, id);
           std::string why =
-              blocker == static_cast<TaskId>(-1) ? "idle" : std::string("wait ") + to_string(w.task(blocker).category);
+              blocker == kNoDependency ? "idle" : std::string("wait ") + to_string(w.task(blocker).category);
           events.push_back({{"ph", "X"},
                             {"name", why},
                             {"cat", "idle"},

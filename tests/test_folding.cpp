@@ -82,19 +82,26 @@ TEST_CASE("on an oversubscribed fabric replicas contend: folding is refused and 
   CHECK(m.mode_reason.find("oversubscribed") != std::string::npos);
 }
 
+/// Executes `e`'s step with every rank simulated (no folding) under `o`, in this process: call
+/// it inside run_isolated (one SimGrid engine per process).
+ExecutionResult execute_every_rank(const ExperimentSpec& e, const ExecutionOptions& o)
+{
+  ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan plan = build_step(cost, false);
+  SimPlatform platform(cluster, e.platform.node.gpu.peak(Precision::bf16));
+  CollectiveEngine collectives(cluster, catalog().protocols());
+  return execute(plan.workload, platform, collectives, o);
+}
+
 /// Step time with every transfer as flows, and with contention-free ones as delays (both full).
 void check_delays_exact(ExperimentSpec e)
 {
   e.mode = "full";
   std::string out = run_isolated([&] {
-    ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
-    CostModel cost(e.model, e.training, e.platform.node.gpu);
-    StepPlan plan = build_step(cost, false);
-    SimPlatform platform(cluster, e.platform.node.gpu.peak(Precision::bf16));
-    CollectiveEngine collectives(cluster, catalog().protocols());
     ExecutionOptions flows_only;
     flows_only.analytic_when_exclusive = false;
-    ExecutionResult r = execute(plan.workload, platform, collectives, flows_only);
+    ExecutionResult r = execute_every_rank(e, flows_only);
     return std::to_string(r.makespan) + " " + std::to_string(r.stats.analytic_collectives);
   });
   RunMetrics shortcut = run(e, "full");
@@ -148,14 +155,9 @@ TEST_CASE("the fabric changes the winner: ZeRO-3 beats TP+PP on a non-blocking f
 std::pair<std::vector<double>, std::size_t> task_times(const ExperimentSpec& e, bool help)
 {
   std::string out = run_isolated([&] {
-    ClusterGraph cluster = ClusterGraph::build(e.platform, e.gpus);
-    CostModel cost(e.model, e.training, e.platform.node.gpu);
-    StepPlan plan = build_step(cost, false);
-    SimPlatform platform(cluster, e.platform.node.gpu.peak(Precision::bf16));
-    CollectiveEngine collectives(cluster, catalog().protocols());
     ExecutionOptions o;
     o.help_streams = help;
-    ExecutionResult r = execute(plan.workload, platform, collectives, o);
+    ExecutionResult r = execute_every_rank(e, o);
     std::ostringstream s;
     s.precision(17);
     s << r.stats.helped;

@@ -34,6 +34,12 @@ struct BenchRow {
   std::string mode = "full";
 };
 
+nlohmann::ordered_json to_json(const BenchRow& r)
+{
+  return {{"scenario", r.scenario},       {"what", r.what},     {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb},
+          {"simulated_s", r.simulated_s}, {"events", r.events}, {"flows", r.flows},   {"mode", r.mode}};
+}
+
 /// Runs `fn` in a child so that its wall time and peak RSS are its own.
 BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
 {
@@ -46,15 +52,8 @@ BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
     ::getrusage(RUSAGE_SELF, &ru);
     ::getrusage(RUSAGE_CHILDREN, &kids);
     r.peak_rss_mb = static_cast<double>(std::max(ru.ru_maxrss, kids.ru_maxrss)) / 1024.0;
-    nlohmann::ordered_json j{{"scenario", name},
-                             {"what", r.what},
-                             {"wall_s", r.wall_s},
-                             {"peak_rss_mb", r.peak_rss_mb},
-                             {"simulated_s", r.simulated_s},
-                             {"events", r.events},
-                             {"flows", r.flows},
-                             {"mode", r.mode}};
-    return j.dump();
+    r.scenario = name;
+    return to_json(r).dump();
   });
   auto j = nlohmann::json::parse(out);
   BenchRow r;
@@ -225,14 +224,7 @@ void add_bench_command(CLI::App& app, Action& action)
       if (opt->json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::array();
         for (const auto& r : rows)
-          j.push_back({{"scenario", r.scenario},
-                       {"what", r.what},
-                       {"wall_s", r.wall_s},
-                       {"peak_rss_mb", r.peak_rss_mb},
-                       {"simulated_s", r.simulated_s},
-                       {"events", r.events},
-                       {"flows", r.flows},
-                       {"mode", r.mode}});
+          j.push_back(to_json(r));
         std::cout << j.dump(2) << "\n";
       }
       return 0;
