@@ -215,8 +215,8 @@ public:
     }
   }
 
-  /// Whether `me`'s next task waits at least until `x` (a task of stream `s` of `me`'s rank)
-  /// has finished: it depends on `x` or on a later task of that stream, not yet done.
+  /// Whether `me`'s next task waits at least until `x` (a task of another stream of `me`'s
+  /// rank) has finished: it depends on `x` or on a later task of that stream, not yet done.
   bool next_waits_for(const Worker& me, TaskId x) const
   {
     if (me.cursor == me.program->size())
@@ -231,58 +231,46 @@ public:
     return false;
   }
 
-  /// After `me` finished a task: each deferred worker either gets its next task run by `me`
-  /// (at most one of them: helping blocks `me`), is put on the list of its next blocker, or
-  /// is woken.
+  /// Decides for a parked worker `d` of `me`'s rank: true if `me` may run d's next task itself
+  /// (it is ready, an analytic collective, and `me`'s own next task waits for it anyway);
+  /// otherwise `d` is put on the list of its next blocker, or woken.
+  bool take_over(Worker& me, Worker& d, bool may_help)
+  {
+    if (d.cursor == d.program->size()) {
+      d.wake(); // let it return
+      return false;
+    }
+    const TaskId x = (*d.program)[d.cursor];
+    const TaskId blocker = first_undone_dep(x);
+    if (blocker != kNoTask) {
+      enlist(d, blocker); // it would wake only to wait for this
+      return false;
+    }
+    if (may_help && helpable(x) && next_waits_for(me, x))
+      return true;
+    d.wake();
+    return false;
+  }
+
+  /// After `me` finished a task: runs the ready analytic collectives of at most one deferred
+  /// worker's stream (helping blocks `me`, so only one stream can be helped) for as long as
+  /// take_over() allows; every other deferred worker is enlisted or woken.
   void help_or_wake(Worker& me)
   {
-    while (!me.deferred.empty()) {
-      std::vector<std::uint32_t> ds = std::move(me.deferred);
+    Worker* helped = nullptr;
+    for (std::uint32_t i : me.deferred)
+      if (take_over(me, workers_[i], helped == nullptr))
+        helped = &workers_[i];
+    me.deferred.clear();
+    while (helped) {
+      ++res_.stats.helped;
+      run_task(me, *helped, (*helped->program)[helped->cursor]);
+      // deferred meanwhile: woken (the helped worker is on no list, so it is not among them)
+      for (std::uint32_t i : me.deferred)
+        workers_[i].wake();
       me.deferred.clear();
-      Worker* helped = nullptr;
-      for (std::uint32_t i : ds) {
-        Worker& d = workers_[i];
-        if (d.cursor == d.program->size()) {
-          d.wake(); // let it return
-          continue;
-        }
-        const TaskId x = (*d.program)[d.cursor];
-        const TaskId blocker = first_undone_dep(x);
-        if (blocker != kNoTask)
-          enlist(d, blocker); // it would wake only to wait for this
-        else if (!helped && helpable(x) && next_waits_for(me, x))
-          helped = &d;
-        else
-          d.wake();
-      }
-      if (!helped)
-        continue;
-      // run the helped stream's tasks while they are ready, helpable and keep `me` waiting;
-      // workers deferred meanwhile are woken (only one stream can be helped at a time)
-      Worker& d = *helped;
-      for (;;) {
-        const TaskId x = (*d.program)[d.cursor];
-        ++res_.stats.helped;
-        run_task(me, d, x);
-        for (std::uint32_t i : me.deferred)
-          if (i != d.index)
-            workers_[i].wake();
-        me.deferred.clear();
-        if (d.cursor == d.program->size()) {
-          d.wake();
-          break;
-        }
-        const TaskId next = (*d.program)[d.cursor];
-        const TaskId blocker = first_undone_dep(next);
-        if (blocker != kNoTask) {
-          enlist(d, blocker);
-          break;
-        }
-        if (!helpable(next) || !next_waits_for(me, next)) {
-          d.wake();
-          break;
-        }
-      }
+      if (!take_over(me, *helped, true))
+        helped = nullptr;
     }
   }
 
