@@ -1,7 +1,7 @@
 #pragma once
 /// How a model is trained on the cluster: the parallel layout, batch, precision and the
 /// framework options that change the step (recompute, overlap, flash attention, ZeRO stage).
-/// Key names follow `../shared/validation/README.md`.
+/// Key names follow `experiments/validation/README.md`.
 
 #include "GpuSpec.hpp"
 #include "Yaml.hpp"

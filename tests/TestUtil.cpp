@@ -77,9 +77,9 @@ std::string source_path(const std::string& relative)
   return std::string(CLUSTERSIM_SOURCE) + "/" + relative;
 }
 
-std::string shared_path(const std::string& relative)
+std::string validation_path(const std::string& file)
 {
-  return std::string(CLUSTERSIM_SHARED) + "/" + relative;
+  return source_path("experiments/validation/" + file);
 }
 
 int entries_in(const std::string& dir)

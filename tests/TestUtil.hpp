@@ -22,7 +22,8 @@ CommandResult run_cli(const std::string& args);
 
 const Catalog& catalog();
 std::string source_path(const std::string& relative);
-std::string shared_path(const std::string& relative);
+/// A file of the project's copy of the published runs (experiments/validation/).
+std::string validation_path(const std::string& file);
 /// The whole content of a file ("" if it cannot be read).
 std::string read_file(const std::string& path);
 /// Number of entries in a directory (0 if it does not exist).

@@ -87,7 +87,7 @@ TEST_CASE("every preset's parameter count matches its published count")
 
 TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A100, H100, B200, GB200)")
 {
-  YamlNode root = YamlNode::load_file(clustersim::test::shared_path("validation/gemm_mamf.yaml"));
+  YamlNode root = YamlNode::load_file(clustersim::test::validation_path("gemm_mamf.yaml"));
   std::map<std::string, std::string> gpu_of{{"mamf_bf16_NVIDIA_A100_SXM", "a100-sxm4-80gb"},
                                             {"mamf_bf16_NVIDIA_H100_SXM", "h100-sxm5-80gb"},
                                             {"mamf_bf16_NVIDIA_B200_SXM", "b200"},

@@ -1,5 +1,5 @@
 // Collective bandwidth against the published nccl-tests measurements in
-// ../shared/validation/nccl_busbw.yaml: large messages within 10 %, the curve's shape
+// experiments/validation/nccl_busbw.yaml: large messages within 10 %, the curve's shape
 // (from 1 MiB up) within 25 %.
 #include "CollectiveBench.hpp"
 #include "Commands.hpp"
@@ -16,7 +16,7 @@
 
 using namespace clustersim;
 using clustersim::test::catalog;
-using clustersim::test::shared_path;
+using clustersim::test::validation_path;
 
 namespace {
 
@@ -32,7 +32,7 @@ struct Point {
 
 YamlNode entry(const std::string& id)
 {
-  YamlNode root = YamlNode::load_file(shared_path("validation/nccl_busbw.yaml"));
+  YamlNode root = YamlNode::load_file(validation_path("nccl_busbw.yaml"));
   for (const auto& e : root.items())
     for (auto& [k, v] : e.entries())
       if (k.as_string() == "id" && v.as_string() == id)

@@ -9,7 +9,7 @@ using namespace clustersim::test;
 
 TEST_CASE("public validation set: median |error| <= 10 %, max <= 25 %, every case runs and fits")
 {
-  auto r = run_cli("validate " + shared_path("validation/public.yaml") + " --json");
+  auto r = run_cli("validate " + validation_path("public.yaml") + " --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto j = nlohmann::json::parse(r.out);
   const auto& s = j["summary"];

@@ -43,7 +43,7 @@ void add_validate_command(CLI::App& app, Action& action)
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict published training runs from their configuration and "
                                                  "report the error per case, overall and per source");
-  cmd->add_option("files", opt->files, "validation files (schema: ../shared/validation/README.md)")->required();
+  cmd->add_option("files", opt->files, "validation files (schema: experiments/validation/README.md)")->required();
   cmd->add_flag("--json", opt->json, "print JSON");
   cmd->add_option("--csv", opt->csv, "also write the per-case table as CSV");
   cmd->add_option("--jobs", opt->jobs, "simulations in parallel (default: all cores)");

@@ -1,6 +1,6 @@
 #pragma once
 /// An experiment: a model on a cluster with training settings — the same three sections as
-/// a validation case (`model`, `cluster`, `training`, key names of ../shared/validation) plus
+/// a validation case (`model`, `cluster`, `training`, key names of experiments/validation) plus
 /// a name and the scaling baseline.
 
 #include "Catalog.hpp"

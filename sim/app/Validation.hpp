@@ -1,5 +1,5 @@
 #pragma once
-/// Published training runs (the schema of ../shared/validation/README.md) and how well the
+/// Published training runs (the schema of experiments/validation/README.md) and how well the
 /// simulator predicts them from their configuration alone.
 
 #include "Experiment.hpp"

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Refreshes experiments/validation/ from the team's shared folder when that folder is newer.
+# Usage: scripts/refresh-validation.sh [SHARED_VALIDATION_DIR]   (default: ../shared/validation)
+# Prints what differs and copies it; the tests only ever read the project's own copy.
+set -eu
+cd "$(dirname "$0")/.."
+src=${1:-../shared/validation}
+dst=experiments/validation
+if [ ! -d "$src" ]; then
+  echo "refresh-validation: no $src here; nothing to refresh" >&2
+  exit 0
+fi
+changed=0
+for f in "$src"/*.yaml "$src"/README.md; do
+  name=$(basename "$f")
+  if ! cmp -s "$f" "$dst/$name"; then
+    echo "refresh-validation: $name differs; copying (update PROVENANCE.md's sha256 table)"
+    cp "$f" "$dst/$name"
+    changed=1
+  fi
+done
+[ "$changed" -eq 1 ] || echo "refresh-validation: experiments/validation is up to date with $src"
