@@ -1,10 +1,14 @@
 #!/bin/sh
 # Refreshes experiments/validation/ from the team's shared folder when that folder is newer.
-# Usage: scripts/refresh-validation.sh [SHARED_VALIDATION_DIR]   (default: ../shared/validation)
-# Prints what differs and copies it; the tests only ever read the project's own copy.
+# Usage: scripts/refresh-validation.sh SHARED_VALIDATION_DIR
+# Prints what differs and copies it; the tests and the build only ever read the project's copy.
 set -eu
 cd "$(dirname "$0")/.."
-src=${1:-../shared/validation}
+if [ $# -ne 1 ]; then
+  echo "usage: scripts/refresh-validation.sh SHARED_VALIDATION_DIR" >&2
+  exit 2
+fi
+src=$1
 dst=experiments/validation
 if [ ! -d "$src" ]; then
   echo "refresh-validation: no $src here; nothing to refresh" >&2
