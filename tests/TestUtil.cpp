@@ -1,5 +1,7 @@
 #include "TestUtil.hpp"
 
+#include <doctest/doctest.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -49,18 +51,34 @@ std::string write_temp(const std::string& name, const std::string& text)
   return path;
 }
 
-CommandResult run_cli(const std::string& args)
+namespace {
+
+CommandResult run_in(const std::string& cwd, const std::string& args)
 {
   std::string dir = temp_dir();
   std::string out = dir + "/stdout";
   std::string err = dir + "/stderr";
   std::string cmd = std::string(CLUSTERSIM_EXE) + " " + args + " >'" + out + "' 2>'" + err + "'";
+  if (!cwd.empty())
+    cmd = "cd '" + cwd + "' && " + cmd;
   int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+} // namespace
+
+CommandResult run_cli(const std::string& args)
+{
+  return run_in("", args);
+}
+
+CommandResult run_cli_in_source(const std::string& args)
+{
+  return run_in(CLUSTERSIM_SOURCE, args);
 }
 
 const Catalog& catalog()
@@ -80,6 +98,43 @@ std::string source_path(const std::string& relative)
 std::string validation_path(const std::string& file)
 {
   return source_path("experiments/validation/" + file);
+}
+
+void check_golden(const std::string& name, const std::string& actual)
+{
+  const std::string path = source_path("tests/golden/" + name);
+  const char* update = std::getenv("CLUSTERSIM_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << actual;
+    MESSAGE("rewrote " << path);
+    return;
+  }
+  const std::string expected = read_file(path);
+  if (expected == actual)
+    return;
+  const std::string kept = temp_dir() + "/" + name;
+  {
+    std::ofstream out(kept, std::ios::binary);
+    out << actual;
+  }
+  std::istringstream a(actual), e(expected);
+  std::string la, le;
+  int line = 0;
+  while (true) {
+    ++line;
+    bool ga = static_cast<bool>(std::getline(a, la));
+    bool ge = static_cast<bool>(std::getline(e, le));
+    if (!ga && !ge)
+      break;
+    if (!ga || !ge || la != le) {
+      FAIL_CHECK("output differs from tests/golden/" << name << " at line " << line << "\n  golden: " << (ge ? le : "<end>")
+                                                  << "\n  actual: " << (ga ? la : "<end>") << "\n  (actual kept in " << kept
+                                                  << "; a deliberate change: scripts/update-golden.sh)");
+      return;
+    }
+  }
+  FAIL_CHECK("output differs from tests/golden/" << name << " (line endings?)");
 }
 
 int entries_in(const std::string& dir)

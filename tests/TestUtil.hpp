@@ -19,6 +19,15 @@ struct CommandResult {
 };
 /// Runs `clustersim ARGS` (the built binary); ARGS is a shell fragment.
 CommandResult run_cli(const std::string& args);
+/// The same from the source tree, so that ARGS name files as the README does
+/// (`experiments/quickstart.yaml`) and outputs carry no machine-specific path.
+CommandResult run_cli_in_source(const std::string& args);
+
+/// Compares `actual` with the golden file tests/golden/NAME, byte for byte. On a mismatch the
+/// actual text is kept beside the build's temp files and the first differing line is reported.
+/// With CLUSTERSIM_UPDATE_GOLDEN=1 in the environment the golden file is rewritten instead
+/// (scripts/update-golden.sh); a deliberate change commits it with the reason.
+void check_golden(const std::string& name, const std::string& actual);
 
 const Catalog& catalog();
 std::string source_path(const std::string& relative);
