@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="g++ cmake ninja-build pkg-config \
 libsimgrid-dev libboost-graph-dev libyaml-cpp-dev doctest-dev \
-libcli11-dev nlohmann-json3-dev libfmt-dev \
+libcli11-dev nlohmann-json3-dev \
 gnuplot-nox graphviz"
 
 missing=""

@@ -36,7 +36,7 @@ ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>
   ExecPlan out;
   out.algorithm = algo;
   out.protocol = protocol;
-  auto alg = AlgorithmRegistry::instance().make(algo, "collective algorithm");
+  auto alg = AlgorithmRegistry::instance().make(algo);
   GroupView view{cluster_, ranks};
   const auto protos = alg->protocols();
   if (std::find(protos.begin(), protos.end(), protocol) == protos.end() || !alg->applicable(op, view))
@@ -113,7 +113,7 @@ ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>
   ExecPlan best;
   best.predicted_s = std::numeric_limits<double>::infinity();
   for (const auto& a : algos) {
-    auto alg = AlgorithmRegistry::instance().make(a, "collective algorithm");
+    auto alg = AlgorithmRegistry::instance().make(a);
     for (const auto& proto : alg->protocols()) {
       if (!pinned.empty() && proto != pinned)
         continue;

@@ -278,7 +278,7 @@ double CostModel::optimizer_seconds(double params) const
 {
   // fused Adam: read and write master weights and both moments, read the gradient, write the
   // working copy of the weights
-  double bytes = params * (2 * training_.optimizer_bytes + training_.grad_bytes + training_.weight_bytes);
+  double bytes = params * (2 * training_.optimizer_state_bytes + training_.grad_state_bytes + training_.weight_state_bytes);
   return memory_seconds(bytes);
 }
 
@@ -349,9 +349,9 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double params = stage_params(stage);
   const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
   const int z = training_.zero;
-  m.weights = params * training_.weight_bytes / (z >= 3 ? dp : 1.0);
-  m.grads = params * training_.grad_bytes / (z >= 2 ? dp : 1.0);
-  m.optimizer = params * training_.optimizer_bytes / (z >= 1 ? dp : 1.0);
+  m.weights = params * training_.weight_state_bytes / (z >= 3 ? dp : 1.0);
+  m.grads = params * training_.grad_state_bytes / (z >= 2 ? dp : 1.0);
+  m.optimizer = params * training_.optimizer_state_bytes / (z >= 1 ? dp : 1.0);
 
   // Activations per layer per micro-batch (Korthikanti et al. 2022, generalised to GQA,
   // SwiGLU and no-dropout models; 16-bit activations, 1-byte dropout masks).

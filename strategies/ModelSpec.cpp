@@ -78,30 +78,74 @@ std::string dirname_of(const std::string& path)
 
 } // namespace
 
-void read_model_fields(YamlMap& map, ModelSpec& m)
+const Section& model_section()
 {
-  m.name = map.get_string("name", m.name);
-  m.layers = static_cast<int>(map.get_int("layers", m.layers, 1, 100000));
-  m.hidden = static_cast<int>(map.get_int("hidden", m.hidden, 1, 1 << 20));
-  m.heads = static_cast<int>(map.get_int("heads", m.heads, 1, 1 << 16));
-  m.kv_heads = static_cast<int>(map.get_int("kv_heads", m.kv_heads, 0, 1 << 16));
-  m.ffn_hidden = static_cast<int>(map.get_int("ffn_hidden", m.ffn_hidden, 0, 1 << 24));
-  m.vocab = static_cast<int>(map.get_int("vocab", m.vocab, 1, 1 << 26));
-  m.seq_len = static_cast<int>(map.get_int("seq_len", m.seq_len, 1, 1 << 24));
-  if (auto n = map.find("mlp"))
-    m.mlp = n->as_choice(kMlp, "mlp") == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
-  if (auto n = map.find("norm"))
-    m.norm = n->as_choice(kNorm, "norm") == "rmsnorm" ? NormKind::rmsnorm : NormKind::layernorm;
-  if (auto n = map.find("position")) {
-    std::string p = n->as_choice(kPosition, "position");
+  using K = KeySpec;
+  static const Section s{
+      "model",
+      "a transformer by its dimensions; a preset name, a mapping (optionally `preset:` or `hf_config:` to start "
+      "from), or keys of the validation schema",
+      {
+          K::string("name", "", "what reports call it").computed("the preset's name, or the file's"),
+          K::string("preset", "", "a preset of strategies/models to start from (its keys can be overridden)"),
+          K::string("hf_config", "", "a Hugging Face config.json to start from, relative to this file"),
+          K::integer("layers", 0, 1, 100000, "transformer layers").computed("from the preset, else required"),
+          K::integer("hidden", 0, 1, 1 << 20, "hidden size").computed("from the preset, else required"),
+          K::integer("heads", 0, 1, 1 << 16, "attention heads").computed("from the preset, else required"),
+          K::integer("kv_heads", 0, 1, 1 << 16, "key/value heads (grouped-query attention when fewer than heads)")
+              .computed("heads"),
+          K::integer("ffn_hidden", 0, 1, 1 << 24, "MLP width (per expert for MoE)").computed("4 * hidden"),
+          K::integer("vocab", 0, 1, 1 << 26, "vocabulary size").computed("from the preset, else required"),
+          K::integer("seq_len", 0, 1, 1 << 24, "sequence length in tokens")
+              .computed("from the preset, else required")
+              .counts("tokens"),
+          K::choice("mlp", "gelu", kMlp, "MLP: gelu (2 matrices) or swiglu (3 matrices)"),
+          K::choice("norm", "layernorm", kNorm, "normalisation layers"),
+          K::choice("position", "learned", kPosition, "position encoding"),
+          K::boolean("bias", true, "linear layers carry biases"),
+          K::boolean("tied_embeddings", false, "the output projection shares the input embedding"),
+          K::integer("experts", 1, 1, 1 << 16, "routed experts per MoE layer (dense when 1)"),
+          K::integer("top_k", 1, 1, 1 << 16, "experts per token"),
+          K::number("published_params", 0, 0, 1e16, "the parameter count the authors quote (presets' tests)")
+              .not_an_axis(),
+          K::integer("published_digits", 0, 0, 20, "significant digits of published_params (0: exact)")
+              .not_an_axis(),
+      }};
+  return s;
+}
+
+void read_model_fields(SectionReader& map, ModelSpec& m)
+{
+  auto int_field = [&](const char* key, int& field) {
+    if (auto v = map.integer_if(key))
+      field = static_cast<int>(*v);
+  };
+  if (map.has("name"))
+    m.name = map.string("name");
+  int_field("layers", m.layers);
+  int_field("hidden", m.hidden);
+  int_field("heads", m.heads);
+  int_field("kv_heads", m.kv_heads);
+  int_field("ffn_hidden", m.ffn_hidden);
+  int_field("vocab", m.vocab);
+  int_field("seq_len", m.seq_len);
+  if (map.has("mlp"))
+    m.mlp = map.choice("mlp") == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+  if (map.has("norm"))
+    m.norm = map.choice("norm") == "rmsnorm" ? NormKind::rmsnorm : NormKind::layernorm;
+  if (map.has("position")) {
+    std::string p = map.choice("position");
     m.position = p == "learned" ? PositionKind::learned : p == "rotary" ? PositionKind::rotary : PositionKind::alibi;
   }
-  m.bias = map.get_bool("bias", m.bias);
-  m.tied_embeddings = map.get_bool("tied_embeddings", m.tied_embeddings);
-  m.experts = static_cast<int>(map.get_int("experts", m.experts, 1, 1 << 16));
-  m.top_k = static_cast<int>(map.get_int("top_k", m.top_k, 1, 1 << 16));
-  m.published_params = map.get_number("published_params", m.published_params, 0, 1e16);
-  m.published_digits = static_cast<int>(map.get_int("published_digits", m.published_digits, 0, 20));
+  if (map.has("bias"))
+    m.bias = map.boolean("bias");
+  if (map.has("tied_embeddings"))
+    m.tied_embeddings = map.boolean("tied_embeddings");
+  int_field("experts", m.experts);
+  int_field("top_k", m.top_k);
+  if (map.has("published_params"))
+    m.published_params = map.number("published_params");
+  int_field("published_digits", m.published_digits);
 }
 
 void check_model(const ModelSpec& m, const YamlNode& where)
@@ -151,12 +195,17 @@ std::vector<std::string> model_preset_names(const std::string& dir)
 ModelSpec load_model_preset(const std::string& name, const std::string& dir, const SourceLocation& where)
 {
   std::string path = dir + "/" + name + ".yaml";
-  if (!file_exists(path)) {
+  // a preset is a name, not a path: "../x" must not load a file from outside the presets
+  const bool plain_name = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                                  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                                               std::string::npos &&
+                          name.find("..") == std::string::npos;
+  if (!plain_name || !file_exists(path)) {
     auto names = model_preset_names(dir);
     throw ConfigError(where, unknown_name("model preset", name, names), join(names));
   }
   YamlNode root = YamlNode::load_file(path);
-  YamlMap map(root, "model preset '" + name + "'");
+  SectionReader map(root, model_section(), "model preset '" + name + "'");
   ModelSpec m;
   m.name = name;
   read_model_fields(map, m);
@@ -190,23 +239,34 @@ ModelSpec import_hf_config(const std::string& path)
       root.fail("config.json has none of " + join(v, " / "),
                 "a Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, OPT or BLOOM config");
     }
-    return static_cast<int>(n->as_int(1, 1LL << 30));
+    return n;
+  };
+  // each dimension within the model table's bounds (a config.json is the same model keys
+  // under other names)
+  auto dim = [&](std::initializer_list<const char*> names, const char* key) {
+    const KeySpec& k = model_section().at(key);
+    return static_cast<int>(need_int(names)->as_int(static_cast<long long>(k.min), static_cast<long long>(k.max)));
   };
   ModelSpec m;
   std::string type = get({"model_type"}) ? get({"model_type"})->as_string() : "";
   m.name = type.empty() ? path : type;
-  m.hidden = need_int({"hidden_size", "n_embd", "n_embed", "d_model"});
-  m.layers = need_int({"num_hidden_layers", "n_layer", "num_layers"});
-  m.heads = need_int({"num_attention_heads", "n_head", "num_heads"});
-  m.vocab = need_int({"vocab_size"});
+  m.hidden = dim({"hidden_size", "n_embd", "n_embed", "d_model"}, "hidden");
+  m.layers = dim({"num_hidden_layers", "n_layer", "num_layers"}, "layers");
+  m.heads = dim({"num_attention_heads", "n_head", "num_heads"}, "heads");
+  m.vocab = dim({"vocab_size"}, "vocab");
   m.kv_heads =
       get({"num_key_value_heads"}) ? static_cast<int>(get({"num_key_value_heads"})->as_int(1, 1 << 16)) : m.heads;
   if (const YamlNode* n = get({"intermediate_size", "ffn_dim", "n_inner"}))
-    m.ffn_hidden = static_cast<int>(n->as_int(1, 1LL << 30));
-  else
+    m.ffn_hidden = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("ffn_hidden").max)));
+  else if (4LL * m.hidden <= static_cast<long long>(model_section().at("ffn_hidden").max))
     m.ffn_hidden = 4 * m.hidden;
+  else
+    (get({"hidden_size", "n_embd", "n_embed", "d_model"}))
+        ->fail("hidden size " + std::to_string(m.hidden) + " gives a default MLP width 4 * hidden beyond " +
+                   model_section().at("ffn_hidden").valid(),
+               "a config.json with intermediate_size, or a smaller hidden_size");
   if (const YamlNode* n = get({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}))
-    m.seq_len = static_cast<int>(n->as_int(1, 1LL << 30));
+    m.seq_len = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("seq_len").max)));
   else
     m.seq_len = 2048;
   std::string act =
@@ -243,7 +303,7 @@ ModelSpec parse_model(const YamlNode& node, const std::string& presets_dir)
 {
   if (node.is_scalar())
     return load_model_preset(node.as_string(), presets_dir, node.where());
-  YamlMap map(node, "model");
+  SectionReader map(node, model_section());
   ModelSpec m;
   if (auto p = map.find("preset"))
     m = load_model_preset(p->as_string(), presets_dir, p->where());

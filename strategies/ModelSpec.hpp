@@ -4,6 +4,7 @@
 /// Read from an inline YAML mapping, a preset (`strategies/models/NAME.yaml`) or a Hugging
 /// Face `config.json` (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, OPT, BLOOM field names).
 
+#include "Schema.hpp"
 #include "Yaml.hpp"
 
 #include <string>
@@ -59,8 +60,10 @@ struct ModelSpec {
 /// `presets_dir` is where preset files live; relative hf_config paths resolve from the YAML file.
 ModelSpec parse_model(const YamlNode& node, const std::string& presets_dir);
 
-/// Reads a dimensions mapping into `m` (keys of the validation schema).
-void read_model_fields(YamlMap& map, ModelSpec& m);
+/// The keys of a model mapping (and of a preset file).
+const Section& model_section();
+/// Reads a dimensions mapping into `m` (keys of the validation schema); absent keys keep m's.
+void read_model_fields(SectionReader& map, ModelSpec& m);
 /// Checks consistency (heads divide hidden, kv_heads divide heads, ...) with positions.
 void check_model(const ModelSpec& m, const YamlNode& where);
 

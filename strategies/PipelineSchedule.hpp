@@ -17,6 +17,7 @@ struct PipelineOp {
 
 class PipelineSchedule {
 public:
+  static constexpr const char* kRegistryKind = "pipeline schedule";
   virtual ~PipelineSchedule() = default;
   /// Every forward and backward of `micro_batches` micro-batches over `chunks` chunks, in
   /// the order stage `stage` of `stages` runs them.

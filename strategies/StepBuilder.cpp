@@ -47,7 +47,7 @@ StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layou
   algo_ = w_.algo_index(cost.training().collective_algo);
 }
 
-double StepContext::grad_bytes() const
+double StepContext::grad_comm_bytes() const
 {
   // Megatron keeps fp32 main gradients for bf16 and reduces them in fp32; fp16 runs reduce
   // fp16 gradients (accumulate_allreduce_grads_in_fp32 is only forced for bf16).
@@ -55,7 +55,7 @@ double StepContext::grad_bytes() const
   return p == Precision::fp16 ? 2.0 : 4.0;
 }
 
-double StepContext::param_bytes() const
+double StepContext::param_comm_bytes() const
 {
   return cost_.element_bytes();
 }
@@ -479,8 +479,8 @@ void Builder::emit(int stage, const PipelineOp& op)
 
 StepPlan Builder::run()
 {
-  auto schedule = ScheduleRegistry::instance().make(to_string(t_.schedule), "pipeline schedule");
-  dp_ = DataParallelRegistry::instance().make(data_parallel_strategy_name(t_.zero), "data-parallel strategy");
+  auto schedule = ScheduleRegistry::instance().make(to_string(t_.schedule));
+  dp_ = DataParallelRegistry::instance().make(data_parallel_strategy_name(t_.zero));
   m_ = t_.micro_batches();
   plan_units();
   const int p = t_.pp;
@@ -520,7 +520,7 @@ StepPlan Builder::run()
   for (int s = 0; s < p; ++s)
     extra[static_cast<std::size_t>(s)].resize(ctx_.stage_ranks(s).size());
   if (cost_.model().tied_embeddings && p > 1) {
-    double bytes = static_cast<double>(cost_.model().vocab) * cost_.model().hidden / t_.tp * ctx_.grad_bytes();
+    double bytes = static_cast<double>(cost_.model().vocab) * cost_.model().hidden / t_.tp * ctx_.grad_comm_bytes();
     Workload::Label label{Category::dp_comm, "embedding_grad_all_reduce", -1, -1};
     for (std::uint32_t r : ctx_.stage_ranks(0)) {
       int rr = static_cast<int>(r);

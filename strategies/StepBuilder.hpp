@@ -34,6 +34,7 @@ struct ParamUnit {
 /// Gradient and parameter synchronisation across data-parallel replicas.
 class DataParallelStrategy {
 public:
+  static constexpr const char* kRegistryKind = "data-parallel strategy";
   virtual ~DataParallelStrategy() = default;
   /// Tasks that the forward (or backward) of `unit` for micro-batch `mb` must wait for,
   /// per stage position; default none.
@@ -74,8 +75,8 @@ public:
   std::vector<ParamUnit>& units(int stage) { return units_[static_cast<std::size_t>(stage)]; }
 
   /// Bytes per parameter of a gradient reduction and of a parameter gather.
-  double grad_bytes() const;
-  double param_bytes() const;
+  double grad_comm_bytes() const;
+  double param_comm_bytes() const;
   std::uint16_t algo() const { return algo_; }
 
   /// Emits a collective on every group in `groups` with per-position dependencies; returns

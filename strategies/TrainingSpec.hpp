@@ -1,11 +1,14 @@
 #pragma once
 /// How a model is trained on the cluster: the parallel layout, batch, precision and the
 /// framework options that change the step (recompute, overlap, flash attention, ZeRO stage).
-/// Key names follow `experiments/validation/README.md`.
+/// Key names follow the validation schema (`experiments/validation/README.md`); the table of
+/// keys, defaults and bounds is `training_section()`.
 
 #include "GpuSpec.hpp"
+#include "Schema.hpp"
 #include "Yaml.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,11 +16,16 @@ namespace clustersim {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+/// The training framework a run used: a fact of the source, whose documented properties the
+/// strategies read (never an efficiency multiplier).
+enum class Framework { megatron, megatron_deepspeed, deepspeed, torchtitan, automodel, fsdp, other };
 
 const std::vector<std::string>& recompute_names();
 const std::vector<std::string>& schedule_names();
+const std::vector<std::string>& framework_names();
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
+const char* to_string(Framework f);
 
 struct Overlap {
   bool grad_reduce = true;  ///< DP gradient reduction overlapped with backward (DDP buckets)
@@ -40,30 +48,39 @@ struct TrainingSpec {
   int global_batch = 1;
   Precision precision = Precision::bf16;
   bool flash_attention = false;
+  Framework framework = Framework::megatron;
   Overlap overlap;
   /// Gradient / parameter bucket; 0 = the strategy's default (DDP: PyTorch's 25 MB; ZeRO:
   /// Megatron's distributed optimizer, max(40M, 1M x dp) parameters).
   double bucket_bytes = 0;
   std::vector<std::string> order{"tp", "cp", "dp", "pp"}; ///< rank placement, innermost first (Megatron)
   std::string collective_algo = "auto";                   ///< override for every collective: auto | ring | tree | ...
-  // Bytes per parameter of the model states (mixed-precision Adam: 2 + 2 + 12 = 16, ZeRO paper).
-  double weight_bytes = 2;     ///< working copy of the weights
-  double grad_bytes = 2;       ///< gradients
-  double optimizer_bytes = 12; ///< fp32 master weights + Adam momentum + variance
+  // Bytes per parameter of the model states held in memory (mixed-precision Adam: 2 + 2 + 12 =
+  // 16, ZeRO paper). What a gradient reduction sends per parameter is the strategies' concern
+  // (StepContext::grad_comm_bytes), not these.
+  double weight_state_bytes = 2;     ///< working copy of the weights
+  double grad_state_bytes = 2;       ///< gradients
+  double optimizer_state_bytes = 12; ///< fp32 master weights + Adam momentum + variance
 
   int model_parallel() const { return tp * pp * cp; }
-  int gpus() const { return tp * pp * cp * dp; }
+  long long gpus() const { return static_cast<long long>(tp) * pp * cp * dp; }
   /// Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
-  int micro_batches() const { return global_batch / (micro_batch * dp); }
+  long long micro_batches() const { return global_batch / (static_cast<long long>(micro_batch) * dp); }
 };
 
-/// Reads `training:`; `gpus` (from cluster) is checked against tp·pp·cp·dp, and the layout
-/// against the model, with the position of the offending key in every error.
-struct ModelSpec;
-TrainingSpec parse_training(const YamlNode& node, int gpus, const ModelSpec& model);
+/// Where each key of a parsed section was written (key → position), for checks made after
+/// parsing that must still point at the user's line.
+using SourceMap = std::map<std::string, SourceLocation>;
 
-/// Checks divisibility rules; throws ConfigError at `where`. Used by the parser and by
-/// command-line front ends that build a TrainingSpec directly.
-void check_training(const TrainingSpec& t, int gpus, const ModelSpec& model, const SourceLocation& where);
+/// The keys of `training:` and its subsections (`training.overlap`, `training.state_bytes`).
+const Section& training_section();
+const Section& overlap_section();
+const Section& state_bytes_section();
+
+/// Reads `training:`; `gpus` (from cluster) is checked against tp·pp·cp·dp and the layout
+/// against the model (LayoutRules), with the position of the offending key in every error.
+/// `where`, if given, receives the position of every key written.
+struct ModelSpec;
+TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where = nullptr);
 
 } // namespace clustersim

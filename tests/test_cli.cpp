@@ -46,8 +46,9 @@ training:
   CHECK(r.out.empty());
   CHECK(r.err ==
         exp + ":6:3: unknown key 'micro_bach' in training; did you mean 'micro_batch'?; valid: " +
-            "bucket_size, collective_algo, cp, dp, ep, flash_attention, global_batch, micro_batch, order, overlap, "
-            "pipeline_schedule, pp, precision, recompute, sequence_parallel, state_bytes, tp, vpp, zero\n");
+            "tp, pp, dp, cp, ep, vpp, pipeline_schedule, sequence_parallel, zero, recompute, micro_batch, "
+            "global_batch, precision, flash_attention, framework, overlap, bucket_size, order, collective_algo, "
+            "state_bytes\n");
   CHECK(entries_in(out) == 0);
 }
 

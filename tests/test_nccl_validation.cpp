@@ -2,7 +2,6 @@
 // experiments/validation/nccl_busbw.yaml: large messages within 10 %, the curve's shape
 // (from 1 MiB up) within 25 %.
 #include "CollectiveBench.hpp"
-#include "Commands.hpp"
 #include "Isolated.hpp"
 #include "TestUtil.hpp"
 #include "Yaml.hpp"

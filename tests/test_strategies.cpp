@@ -101,9 +101,9 @@ struct FreeComm {
 node:
   gpu: a100-sxm4-80gb
   gpus: 8
-  scale_up: {kind: nvswitch, bandwidth: 1000000TBps, latency: 0us, transport: free}
-  pcie: {bandwidth: 1000000TBps, latency: 0us, transport: free}
-  nics: {count: 8, bandwidth: 1000000TBps, latency: 0us, transport: free}
+  scale_up: {kind: nvswitch, bandwidth: 100TBps, latency: 0us, transport: free}
+  pcie: {bandwidth: 100TBps, latency: 0us, transport: free}
+  nics: {count: 8, bandwidth: 100TBps, latency: 0us, transport: free}
 fabric: {kind: fat-tree, radix: 64, switch_latency: 0us}
 )";
     std::ofstream(dir + "/free-coll.yaml")

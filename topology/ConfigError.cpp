@@ -1,5 +1,7 @@
 #include "ConfigError.hpp"
 
+#include "Suggest.hpp"
+
 namespace clustersim {
 
 std::string SourceLocation::str() const
@@ -9,21 +11,26 @@ std::string SourceLocation::str() const
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
+// One line whatever the input held: a bad value echoed in the message may carry newlines, NULs
+// or bytes that are not UTF-8.
 static std::string compose(const SourceLocation& where, const std::string& what_wrong, const std::string& valid)
 {
-  std::string msg = where.str() + ": " + what_wrong;
+  std::string msg = printable(where.str()) + ": " + printable(what_wrong);
   if (!valid.empty())
-    msg += "; valid: " + valid;
+    msg += "; valid: " + printable(valid);
   return msg;
 }
 
-ConfigError::ConfigError(SourceLocation where, const std::string& what_wrong, const std::string& valid)
-    : std::runtime_error(compose(where, what_wrong, valid)), where_(std::move(where)), problem_(what_wrong),
-      valid_(valid)
+ConfigError::ConfigError(SourceLocation where, const std::string& what_wrong, const std::string& valid, Kind kind)
+    : std::runtime_error(compose(where, what_wrong, valid)), kind_(kind), where_(std::move(where)),
+      problem_(printable(what_wrong)), valid_(printable(valid))
 {
 }
 
-ConfigError::ConfigError(const std::string& composed) : std::runtime_error(composed), problem_(composed) {}
+ConfigError::ConfigError(const std::string& composed)
+    : std::runtime_error(printable(composed)), problem_(printable(composed))
+{
+}
 
 SourceLocation command_line(const std::string& flag)
 {

@@ -23,10 +23,16 @@ struct SourceLocation {
 
 class ConfigError : public std::runtime_error {
 public:
+  /// `input`: the text is wrong (a typo, a type, a missing key): nothing can run. `rule`: the
+  /// values are well formed but break a rule of the model (a layout that does not divide, a
+  /// precision the GPU lacks): a sweep keeps such a point as invalid and runs the others.
+  enum class Kind { input, rule };
+
   /// @param where      where the bad input is
   /// @param what_wrong what is wrong, e.g. "unknown key 'tpp' in training; did you mean 'tp'?"
   /// @param valid      what would have been accepted (empty when nothing useful can be listed)
-  ConfigError(SourceLocation where, const std::string& what_wrong, const std::string& valid = "");
+  ConfigError(SourceLocation where, const std::string& what_wrong, const std::string& valid = "",
+              Kind kind = Kind::input);
 
   /// An error whose one-line message is already composed (e.g. relayed from a child process).
   explicit ConfigError(const std::string& composed);
@@ -34,8 +40,10 @@ public:
   const SourceLocation& where() const { return where_; }
   const std::string& problem() const { return problem_; }
   const std::string& valid() const { return valid_; }
+  Kind kind() const { return kind_; }
 
 private:
+  Kind kind_ = Kind::input;
   SourceLocation where_;
   std::string problem_;
   std::string valid_;

@@ -2,6 +2,8 @@
 
 #include "Suggest.hpp"
 
+#include <algorithm>
+
 namespace clustersim {
 
 const std::vector<std::string>& scale_up_kind_names()
@@ -26,11 +28,144 @@ const char* to_string(FabricKind k)
   return fabric_kind_names()[static_cast<std::size_t>(k)].c_str();
 }
 
+const Section& platform_section()
+{
+  using K = KeySpec;
+  static const Section s{"platform",
+                         "a platform file (platforms/NAME.yaml, or any file named by cluster.platform)",
+                         {
+                             K::string("name", "", "the platform's name in reports").must(),
+                             K::string("description", "", "one line for `platform list`"),
+                             K::section("node", "platform.node", "the node template").must(),
+                             K::section("fabric", "platform.fabric", "the scale-out network (needed with NICs)"),
+                             K::section("cost", "platform.cost", "price and power figures"),
+                         }};
+  return s;
+}
+
+const Section& node_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.node",
+      "one node: its GPUs, scale-up fabric, PCIe tree and NICs",
+      {
+          K::value("gpu", "a GPU id of platforms/gpus.yaml, or a mapping: a GPU described inline (section gpu), "
+                          "or {base: ID, ...} overriding a catalog GPU's figures")
+              .must(),
+          K::integer("gpus", 0, 1, 1024, "GPUs per node").must().counts("GPUs"),
+          K::section("scale_up", "platform.node.scale_up", "NVSwitch, NVLink mesh, or PCIe only").must(),
+          K::section("pcie", "platform.node.pcie", "the PCIe tree of GPUs, NICs and CPUs").must(),
+          K::section("nics", "platform.node.nics", "scale-out network interfaces").must(),
+      }};
+  return s;
+}
+
+const Section& scale_up_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.node.scale_up",
+      "the scale-up (NVLink) fabric of a node or of a multi-node NVLink domain",
+      {
+          K::choice("kind", "", scale_up_kind_names(), "how the GPUs of a node reach each other")
+              .must()
+              .called("scale-up kind"),
+          K::quantity_of("bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14,
+                         "nvswitch: per GPU port; nvlink-mesh: per lane")
+              .computed("required unless kind is pcie"),
+          K::boolean("bidirectional", false, "the figure counts both directions (halved)"),
+          K::quantity_of("latency", Quantity::time, "", 0, 1, "one traversal").computed("required unless pcie"),
+          K::string("transport", "", "protocol table of platforms/collectives.yaml (e.g. nvlink4)")
+              .computed("required unless pcie"),
+          K::integer("switches", 1, 1, 1024, "NVSwitch chips per domain (documentation)"),
+          K::integer("domain_nodes", 1, 1, 1024, "nodes sharing one NVLink domain (18 for GB200 NVL72)"),
+          K::list("links", "nvlink-mesh: [gpu_a, gpu_b, lanes] per linked pair"),
+      }};
+  return s;
+}
+
+const Section& pcie_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.node.pcie",
+      "the PCIe tree",
+      {
+          K::quantity_of("bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "one x16 link, device to switch").must(),
+          K::boolean("bidirectional", false, "the figure counts both directions (halved)"),
+          K::quantity_of("latency", Quantity::time, "", 0, 1, "one traversal").must(),
+          K::integer("switches", 0, 0, 64, "PCIe switches (0: devices on CPU root ports)"),
+          K::quantity_of("uplink", Quantity::bandwidth, "", 1.25e5, 1e14, "switch to CPU root complex")
+              .computed("bandwidth"),
+          K::integer("cpus", 1, 1, 8, "CPU sockets"),
+          K::quantity_of("cpu_link", Quantity::bandwidth, "", 1.25e5, 1e14, "socket interconnect (UPI, xGMI)")
+              .computed("required with more than one CPU"),
+          K::quantity_of("cpu_link_latency", Quantity::time, "", 0, 1, "socket interconnect latency")
+              .computed("latency"),
+          K::boolean("p2p", true, "PCIe peer-to-peer (false: GPU traffic staged through host memory)"),
+          K::string("transport", "", "protocol table of platforms/collectives.yaml (e.g. pcie5)").must(),
+      }};
+  return s;
+}
+
+const Section& nics_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.node.nics",
+      "scale-out NICs",
+      {
+          K::integer("count", 0, 0, 64, "NICs per node").must(),
+          K::quantity_of("bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "per NIC").computed("required with NICs"),
+          K::boolean("bidirectional", false, "the figure counts both directions (halved)"),
+          K::quantity_of("latency", Quantity::time, "", 0, 1, "NIC latency").computed("required with NICs"),
+          K::string("transport", "", "protocol table of platforms/collectives.yaml (ib-ndr, roce-400, ...)")
+              .computed("required with NICs"),
+          K::list("gpus", "the local NIC of each GPU").computed("GPU g uses NIC g * count / gpus"),
+      }};
+  return s;
+}
+
+const Section& fabric_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.fabric",
+      "the scale-out network",
+      {
+          K::choice("kind", "", fabric_kind_names(), "topology of the switches").must().called("fabric kind"),
+          K::integer("radix", 64, 2, 4096, "ports per switch"),
+          K::number("oversubscription", 1.0, 1.0, 64.0, "leaf down-links : up-links"),
+          K::integer("levels", 0, 0, 3, "switch tiers (0: the fewest that fit)"),
+          K::quantity_of("switch_latency", Quantity::time, "", 0, 1e-3, "per switch traversal").must(),
+          K::quantity_of("link_bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "switch-to-switch cable")
+              .computed("the NIC bandwidth"),
+          K::quantity_of("link_latency", Quantity::time, "0s", 0, 1e-3, "switch-to-switch cable"),
+          K::integer("rail_group_nodes", 0, 0, 100000, "rail-optimized: nodes per scalable unit (0: a leaf's ports)"),
+      }};
+  return s;
+}
+
+const Section& cost_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.cost",
+      "price and power of the platform",
+      {
+          K::number("usd_per_gpu_hour", 0, 0, 1e6, "rental or amortised price of one GPU-hour").must().counts("$"),
+          K::quantity_of("node_overhead", Quantity::power, "0W", 0, 1e6,
+                         "CPUs, NICs, fans and PSU losses per node beyond the GPUs' board power"),
+          K::number("pue", 1.0, 1.0, 5.0, "data-centre power usage effectiveness"),
+      }};
+  return s;
+}
+
 namespace {
 
-template <class E> E choice_index(const YamlNode& n, const std::vector<std::string>& names, const std::string& what)
+template <class E> E choice_index(const std::string& s, const std::vector<std::string>& names)
 {
-  std::string s = n.as_choice(names, what);
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == s)
       return static_cast<E>(i);
@@ -38,71 +173,85 @@ template <class E> E choice_index(const YamlNode& n, const std::vector<std::stri
 }
 
 /// bandwidth + bidirectional flag → per-direction bandwidth
-double directional_bandwidth(YamlMap& m)
+double directional_bandwidth(SectionReader& m)
 {
-  double bw = m.require_quantity("bandwidth", Quantity::bandwidth);
-  bool bidir = m.get_bool("bidirectional", false);
-  return bidir ? bw / 2 : bw;
+  double bw = m.quantity("bandwidth");
+  return m.boolean("bidirectional") ? bw / 2 : bw;
 }
 
-void read_scale_up(YamlMap m, NodeSpec& node)
+/// A transport name, resolved against the protocol table at its position.
+std::string transport(SectionReader& m, const std::vector<std::string>& known)
 {
-  node.scale_up = choice_index<ScaleUpKind>(m.require("kind"), scale_up_kind_names(), "scale-up kind");
-  node.domain_nodes = static_cast<int>(m.get_int("domain_nodes", 1, 1, 1024));
+  YamlNode n = m.require("transport");
+  std::string t = n.as_string();
+  if (!known.empty() && std::find(known.begin(), known.end(), t) == known.end())
+    n.fail(unknown_name("transport", t, known) + " (not in platforms/collectives.yaml)", join(known));
+  return t;
+}
+
+void read_mesh(SectionReader& m, NodeSpec& node)
+{
+  YamlNode links = m.require("links");
+  for (const auto& item : links.items()) {
+    auto v = item.items();
+    if (v.size() != 3)
+      item.fail("a mesh link is [gpu_a, gpu_b, lanes]", "e.g. [0, 3, 2]");
+    MeshLink l;
+    l.a = static_cast<int>(v[0].as_int(0, node.gpus - 1));
+    l.b = static_cast<int>(v[1].as_int(0, node.gpus - 1));
+    l.lanes = static_cast<int>(v[2].as_int(1, 64));
+    if (l.a == l.b)
+      item.fail("a mesh link joins two different GPUs", "[gpu_a, gpu_b, lanes] with gpu_a != gpu_b");
+    for (const auto& e : node.mesh)
+      if ((e.a == l.a && e.b == l.b) || (e.a == l.b && e.b == l.a))
+        item.fail("GPUs " + std::to_string(l.a) + " and " + std::to_string(l.b) + " are linked twice",
+                  "one entry per GPU pair, with its lane count");
+    node.mesh.push_back(l);
+  }
+  if (node.mesh.empty())
+    links.fail("an nvlink-mesh needs at least one link", "a list of [gpu_a, gpu_b, lanes]");
+}
+
+void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
+{
+  SectionReader m(yaml, scale_up_section(), "node.scale_up");
+  node.scale_up = choice_index<ScaleUpKind>(m.choice("kind"), scale_up_kind_names());
+  node.domain_nodes = static_cast<int>(m.integer("domain_nodes"));
   if (node.scale_up == ScaleUpKind::pcie) {
     m.finish();
     if (node.domain_nodes != 1)
-      m.node().fail("a pcie scale-up domain cannot span nodes", "domain_nodes: 1");
+      m.yaml().fail("a pcie scale-up domain cannot span nodes", "domain_nodes: 1");
     return;
   }
   node.nvlink.bandwidth = directional_bandwidth(m);
-  node.nvlink.latency = m.require_quantity("latency", Quantity::time);
-  node.nvlink_transport = m.require("transport").as_string();
+  node.nvlink.latency = m.quantity("latency");
+  node.nvlink_transport = transport(m, transports);
   if (node.scale_up == ScaleUpKind::nvswitch) {
-    node.nvswitches = static_cast<int>(m.get_int("switches", 1, 1, 1024));
+    node.nvswitches = static_cast<int>(m.integer("switches"));
   } else {
-    YamlNode links = m.require("links");
-    std::vector<int> lanes_per_gpu(static_cast<std::size_t>(node.gpus), 0);
-    for (const auto& item : links.items()) {
-      auto v = item.items();
-      if (v.size() != 3)
-        item.fail("a mesh link is [gpu_a, gpu_b, lanes]", "e.g. [0, 3, 2]");
-      MeshLink l;
-      l.a = static_cast<int>(v[0].as_int(0, node.gpus - 1));
-      l.b = static_cast<int>(v[1].as_int(0, node.gpus - 1));
-      l.lanes = static_cast<int>(v[2].as_int(1, 64));
-      if (l.a == l.b)
-        item.fail("a mesh link joins two different GPUs", "[gpu_a, gpu_b, lanes] with gpu_a != gpu_b");
-      for (const auto& e : node.mesh)
-        if ((e.a == l.a && e.b == l.b) || (e.a == l.b && e.b == l.a))
-          item.fail("GPUs " + std::to_string(l.a) + " and " + std::to_string(l.b) + " are linked twice",
-                    "one entry per GPU pair, with its lane count");
-      lanes_per_gpu[static_cast<std::size_t>(l.a)] += l.lanes;
-      lanes_per_gpu[static_cast<std::size_t>(l.b)] += l.lanes;
-      node.mesh.push_back(l);
-    }
-    if (node.mesh.empty())
-      links.fail("an nvlink-mesh needs at least one link", "a list of [gpu_a, gpu_b, lanes]");
+    read_mesh(m, node);
     if (node.domain_nodes != 1)
-      m.node().fail("an nvlink-mesh domain cannot span nodes", "domain_nodes: 1");
+      m.yaml().fail("an nvlink-mesh domain cannot span nodes", "domain_nodes: 1");
   }
   m.finish();
 }
 
-void read_pcie(YamlMap m, NodeSpec& node)
+void read_pcie(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
 {
+  SectionReader m(yaml, pcie_section(), "node.pcie");
   node.pcie.bandwidth = directional_bandwidth(m);
-  node.pcie.latency = m.require_quantity("latency", Quantity::time);
-  node.pcie_switches = static_cast<int>(m.get_int("switches", 0, 0, 64));
-  node.pcie_uplink.bandwidth = m.get_quantity("uplink", node.pcie.bandwidth, Quantity::bandwidth);
+  node.pcie.latency = m.quantity("latency");
+  node.pcie_switches = static_cast<int>(m.integer("switches"));
+  node.pcie_uplink.bandwidth = m.has("uplink") ? m.quantity("uplink") : node.pcie.bandwidth;
   node.pcie_uplink.latency = node.pcie.latency;
-  node.cpus = static_cast<int>(m.get_int("cpus", 1, 1, 8));
-  node.cpu_link.bandwidth = m.get_quantity("cpu_link", 0, Quantity::bandwidth);
-  node.cpu_link.latency = m.get_quantity("cpu_link_latency", node.pcie.latency, Quantity::time);
-  node.p2p = m.get_bool("p2p", true);
-  node.pcie_transport = m.require("transport").as_string();
+  node.cpus = static_cast<int>(m.integer("cpus"));
+  node.cpu_link.bandwidth = m.has("cpu_link") ? m.quantity("cpu_link") : 0;
+  node.cpu_link.latency = m.has("cpu_link_latency") ? m.quantity("cpu_link_latency") : node.pcie.latency;
+  node.p2p = m.boolean("p2p");
+  node.pcie_transport = transport(m, transports);
   if (node.cpus > 1 && node.cpu_link.bandwidth <= 0)
-    m.node().fail("a node with " + std::to_string(node.cpus) + " CPUs needs cpu_link (socket interconnect bandwidth)",
+    m.yaml().fail("a node with " + std::to_string(node.cpus) +
+                      " CPUs needs cpu_link (socket interconnect bandwidth)",
                   "cpu_link: e.g. 62GBps");
   if (node.pcie_switches > 0 && node.pcie_switches % node.cpus != 0)
     m.require("switches")
@@ -112,16 +261,17 @@ void read_pcie(YamlMap m, NodeSpec& node)
   m.finish();
 }
 
-void read_nics(YamlMap m, NodeSpec& node)
+void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
 {
-  node.nics = static_cast<int>(m.require("count").as_int(0, 64));
+  SectionReader m(yaml, nics_section(), "node.nics");
+  node.nics = static_cast<int>(m.integer("count"));
   if (node.nics == 0) {
     m.finish();
     return;
   }
   node.nic.bandwidth = directional_bandwidth(m);
-  node.nic.latency = m.require_quantity("latency", Quantity::time);
-  node.nic_transport = m.require("transport").as_string();
+  node.nic.latency = m.quantity("latency");
+  node.nic_transport = transport(m, transports);
   if (auto map = m.find("gpus")) {
     auto items = map->items();
     if (static_cast<int>(items.size()) != node.gpus)
@@ -135,14 +285,51 @@ void read_nics(YamlMap m, NodeSpec& node)
       node.nic_of_gpu.push_back(g * node.nics / node.gpus);
   }
   // a NIC that serves no GPU dangles
-  for (int n = 0; n < node.nics; ++n) {
-    bool used = false;
-    for (int x : node.nic_of_gpu)
-      used = used || x == n;
-    if (!used)
+  for (int n = 0; n < node.nics; ++n)
+    if (std::find(node.nic_of_gpu.begin(), node.nic_of_gpu.end(), n) == node.nic_of_gpu.end())
       m.require("count").fail("NIC " + std::to_string(n) + " serves no GPU (dangling NIC)",
                               "at most one NIC per GPU, or a nics.gpus map that uses every NIC");
+  m.finish();
+}
+
+/// node.gpu: a catalog id, an inline description, or a catalog GPU with overrides.
+GpuSpec read_node_gpu(const YamlNode& n, const GpuCatalog& gpus)
+{
+  if (n.is_scalar())
+    return gpus.get(n.as_string(), n.where());
+  if (!n.is_map())
+    n.fail("node.gpu must be a GPU id or a mapping", "an id of platforms/gpus.yaml, or a GPU description");
+  std::string id = "custom";
+  const GpuSpec* base = nullptr;
+  for (auto& [k, v] : n.entries()) {
+    if (k.as_string() == "base")
+      base = &gpus.get(v.as_string(), v.where());
+    if (k.as_string() == "name")
+      id = v.as_string();
   }
+  if (base && id == "custom")
+    id = base->id + "-custom";
+  GpuSpec g = read_gpu(n, id, base);
+  return base ? g : gpus.with_kernel_constants(g);
+}
+
+void read_fabric(const YamlNode& yaml, PlatformSpec& p)
+{
+  SectionReader m(yaml, fabric_section());
+  p.fabric.kind = choice_index<FabricKind>(m.choice("kind"), fabric_kind_names());
+  p.fabric.radix = static_cast<int>(m.integer("radix"));
+  p.fabric.oversubscription = m.number("oversubscription");
+  p.fabric.levels = static_cast<int>(m.integer("levels"));
+  p.fabric.switch_latency = m.quantity("switch_latency");
+  p.fabric.link.bandwidth = m.has("link_bandwidth") ? m.quantity("link_bandwidth") : p.node.nic.bandwidth;
+  p.fabric.link.latency = m.quantity("link_latency");
+  p.fabric.rail_group_nodes = static_cast<int>(m.integer("rail_group_nodes"));
+  if (p.fabric.kind == FabricKind::rail_optimized && p.node.nics != p.node.gpus)
+    m.require("kind").fail("rail-optimized needs one NIC per GPU (node has " + std::to_string(p.node.nics) +
+                               " NICs for " + std::to_string(p.node.gpus) + " GPUs)",
+                           "fat-tree or single-switch");
+  if (p.node.nics == 0)
+    m.require("kind").fail("a fabric needs NICs in the node", "node.nics.count > 0");
   m.finish();
 }
 
@@ -159,52 +346,33 @@ std::string replica_contention(const PlatformSpec& p)
   return "";
 }
 
-PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus)
+PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus, const std::vector<std::string>& transports)
 {
   PlatformSpec p;
   p.file = path;
   YamlNode root = YamlNode::load_file(path);
-  YamlMap top(root, "platform");
-  p.name = top.require("name").as_string();
-  p.description = top.get_string("description", "");
+  SectionReader top(root, platform_section());
+  p.name = top.string("name");
+  p.description = top.string("description");
 
-  YamlMap node(top.require("node"), "node");
-  YamlNode gpu_node = node.require("gpu");
-  p.node.gpu = gpus.get(gpu_node.as_string(), gpu_node.where());
-  p.node.gpus = static_cast<int>(node.require("gpus").as_int(1, 1024));
-  read_scale_up(YamlMap(node.require("scale_up"), "node.scale_up"), p.node);
-  read_pcie(YamlMap(node.require("pcie"), "node.pcie"), p.node);
-  read_nics(YamlMap(node.require("nics"), "node.nics"), p.node);
+  SectionReader node(top.require("node"), node_section());
+  p.node.gpus = static_cast<int>(node.integer("gpus"));
+  p.node.gpu = read_node_gpu(node.require("gpu"), gpus);
+  read_scale_up(node.require("scale_up"), p.node, transports);
+  read_pcie(node.require("pcie"), p.node, transports);
+  read_nics(node.require("nics"), p.node, transports);
   node.finish();
-  if (p.node.scale_up == ScaleUpKind::pcie && p.node.gpus > 1 && p.node.pcie.bandwidth <= 0)
-    root.fail("node has no GPU-GPU path", "a PCIe bandwidth");
 
-  if (auto f = top.find("fabric")) {
-    YamlMap m(*f, "fabric");
-    p.fabric.kind = choice_index<FabricKind>(m.require("kind"), fabric_kind_names(), "fabric kind");
-    p.fabric.radix = static_cast<int>(m.get_int("radix", 64, 2, 4096));
-    p.fabric.oversubscription = m.get_number("oversubscription", 1.0, 1.0, 64.0);
-    p.fabric.levels = static_cast<int>(m.get_int("levels", 0, 0, 3));
-    p.fabric.switch_latency = m.require_quantity("switch_latency", Quantity::time);
-    p.fabric.link.bandwidth = m.get_quantity("link_bandwidth", p.node.nic.bandwidth, Quantity::bandwidth);
-    p.fabric.link.latency = m.get_quantity("link_latency", 0, Quantity::time);
-    p.fabric.rail_group_nodes = static_cast<int>(m.get_int("rail_group_nodes", 0, 0, 100000));
-    if (p.fabric.kind == FabricKind::rail_optimized && p.node.nics != p.node.gpus)
-      m.require("kind").fail("rail-optimized needs one NIC per GPU (node has " + std::to_string(p.node.nics) +
-                                 " NICs for " + std::to_string(p.node.gpus) + " GPUs)",
-                             "fat-tree or single-switch");
-    if (p.node.nics == 0)
-      m.require("kind").fail("a fabric needs NICs in the node", "node.nics.count > 0");
-    m.finish();
-  } else if (p.node.nics > 0) {
+  if (auto f = top.find("fabric"))
+    read_fabric(*f, p);
+  else if (p.node.nics > 0)
     root.fail("platform with NICs has no fabric", "a 'fabric' section");
-  }
 
   if (auto c = top.find("cost")) {
-    YamlMap m(*c, "cost");
-    p.cost.usd_per_gpu_hour = m.require("usd_per_gpu_hour").as_number(0, 1e6);
-    p.cost.node_overhead_watts = m.get_quantity("node_overhead", 0, Quantity::power);
-    p.cost.pue = m.get_number("pue", 1.0, 1.0, 5.0);
+    SectionReader m(*c, cost_section());
+    p.cost.usd_per_gpu_hour = m.number("usd_per_gpu_hour");
+    p.cost.node_overhead_watts = m.quantity("node_overhead");
+    p.cost.pue = m.number("pue");
     m.finish();
   }
   top.finish();

@@ -96,7 +96,19 @@ struct PlatformSpec {
 /// Folding symmetric replicas into one simulated rank is exact only in the first case.
 std::string replica_contention(const PlatformSpec& p);
 
-/// Reads a platform file; the GPU is looked up in `gpus`. Errors are ConfigErrors in the file.
-PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus);
+/// The keys of a platform file and of its sections.
+const Section& platform_section();
+const Section& node_section();
+const Section& scale_up_section();
+const Section& pcie_section();
+const Section& nics_section();
+const Section& fabric_section();
+const Section& cost_section();
+
+/// Reads a platform file; its GPU is a catalog id of `gpus`, described inline, or a catalog
+/// GPU with overrides. Transport names must be among `transports` (the protocol table's; an
+/// empty list accepts any). Errors are ConfigErrors in the file.
+PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus,
+                           const std::vector<std::string>& transports = {});
 
 } // namespace clustersim

@@ -1,7 +1,13 @@
 #pragma once
-/// A name → factory registry. Strategies and schedules register themselves from their own
-/// file (static registrars in an OBJECT library, so the linker keeps them); an unknown name
-/// lists the valid ones, with the nearest suggested.
+/// Name → factory registries, failing like SimGrid's ModuleGroup: a name registered twice is an
+/// error, an unknown name lists every valid one with its description (nearest suggested), and
+/// the registries can be listed (`clustersim schema`).
+///
+/// Strategies, schedules and collective algorithms register themselves from their own file
+/// (static registrars in an OBJECT library, so the linker keeps them). Every registry also
+/// enters the RegistryDirectory under its kind ("pipeline schedule"), which is how a table of
+/// configuration keys (Schema.hpp) names the registry whose names a key accepts without
+/// depending on the library that fills it.
 
 #include "Suggest.hpp"
 
@@ -14,6 +20,57 @@
 
 namespace clustersim {
 
+struct RegistryEntry {
+  std::string name;
+  std::string description;
+};
+
+/// Every registry of the program, by kind.
+class RegistryDirectory {
+public:
+  using Lister = std::function<std::vector<RegistryEntry>()>;
+
+  static RegistryDirectory& instance()
+  {
+    static RegistryDirectory d;
+    return d;
+  }
+  void add(const std::string& kind, Lister lister) { listers_[kind] = std::move(lister); }
+  std::vector<std::string> kinds() const
+  {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : listers_)
+      out.push_back(k);
+    return out;
+  }
+  bool has(const std::string& kind) const { return listers_.count(kind) != 0; }
+  /// Entries of a kind, in name order (empty for a kind no registry has).
+  std::vector<RegistryEntry> entries(const std::string& kind) const
+  {
+    auto it = listers_.find(kind);
+    return it == listers_.end() ? std::vector<RegistryEntry>{} : it->second();
+  }
+  std::vector<std::string> names(const std::string& kind) const
+  {
+    std::vector<std::string> out;
+    for (const auto& e : entries(kind))
+      out.push_back(e.name);
+    return out;
+  }
+  /// "a (what a does), b (what b does)": the `valid:` part of a message.
+  std::string describe(const std::string& kind) const
+  {
+    std::vector<std::string> parts;
+    for (const auto& e : entries(kind))
+      parts.push_back(e.description.empty() ? e.name : e.name + " (" + e.description + ")");
+    return join(parts);
+  }
+
+private:
+  std::map<std::string, Lister> listers_;
+};
+
+/// `Base` names its kind with `static constexpr const char* kRegistryKind`.
 template <class Base> class Registry {
 public:
   using Factory = std::function<std::unique_ptr<Base>()>;
@@ -23,7 +80,13 @@ public:
     static Registry r;
     return r;
   }
-  void add(const std::string& name, Factory f) { factories_[name] = std::move(f); }
+  /// Throws std::logic_error when `name` is taken (two files claiming one YAML name).
+  void add(const std::string& name, const std::string& description, Factory f)
+  {
+    if (factories_.count(name))
+      throw std::logic_error(std::string(Base::kRegistryKind) + " '" + name + "' registered twice");
+    factories_[name] = Item{description, std::move(f)};
+  }
   bool has(const std::string& name) const { return factories_.count(name) != 0; }
   std::vector<std::string> names() const
   {
@@ -32,22 +95,40 @@ public:
       out.push_back(k);
     return out;
   }
-  /// Throws std::invalid_argument with "unknown KIND 'x'; did you mean 'y'?" and, through
-  /// valid(), the list; callers add the position.
-  std::unique_ptr<Base> make(const std::string& name, const std::string& kind) const
+  std::vector<RegistryEntry> entries() const
+  {
+    std::vector<RegistryEntry> out;
+    for (const auto& [k, v] : factories_)
+      out.push_back({k, v.description});
+    return out;
+  }
+  /// Throws std::invalid_argument: "unknown KIND 'x'; did you mean 'y'?" (callers that know a
+  /// position rethrow it as a ConfigError with RegistryDirectory::describe as valid).
+  std::unique_ptr<Base> make(const std::string& name) const
   {
     auto it = factories_.find(name);
     if (it == factories_.end())
-      throw std::invalid_argument(unknown_name(kind, name, names()));
-    return it->second();
+      throw std::invalid_argument(unknown_name(Base::kRegistryKind, name, names()));
+    return it->second.factory();
   }
 
   struct Registrar {
-    Registrar(const std::string& name, Factory f) { Registry::instance().add(name, std::move(f)); }
+    Registrar(const std::string& name, const std::string& description, Factory f)
+    {
+      Registry::instance().add(name, description, std::move(f));
+    }
   };
 
 private:
-  std::map<std::string, Factory> factories_;
+  Registry()
+  {
+    RegistryDirectory::instance().add(Base::kRegistryKind, [] { return Registry::instance().entries(); });
+  }
+  struct Item {
+    std::string description;
+    Factory factory;
+  };
+  std::map<std::string, Item> factories_;
 };
 
 } // namespace clustersim

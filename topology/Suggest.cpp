@@ -1,8 +1,84 @@
 #include "Suggest.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace clustersim {
+
+namespace {
+
+/// Length of the UTF-8 sequence starting at s[i] (1-4), or 0 when it is not valid there.
+std::size_t utf8_length(const std::string& s, std::size_t i)
+{
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  std::size_t n = 0;
+  unsigned min = 0;
+  if (c < 0x80)
+    return 1;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size())
+    return 0;
+  unsigned cp = c & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0; // overlong, beyond Unicode, or a surrogate
+  return n;
+}
+
+} // namespace
+
+std::size_t invalid_utf8_at(const std::string& s)
+{
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_length(s, i);
+    if (n == 0)
+      return i;
+    i += n;
+  }
+  return std::string::npos;
+}
+
+std::string printable(const std::string& s)
+{
+  std::string out;
+  out.reserve(s.size());
+  char hex[8];
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = utf8_length(s, i);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (n == 0 || c < 0x20 || c == 0x7F) {
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+      n = 1;
+    } else {
+      out.append(s, i, n);
+    }
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
 
 std::size_t edit_distance(const std::string& a, const std::string& b)
 {

@@ -6,6 +6,13 @@
 
 namespace clustersim {
 
+/// Index of the first byte where `s` stops being valid UTF-8, or npos.
+std::size_t invalid_utf8_at(const std::string& s);
+
+/// `s` made printable on one line: control characters as \n, \r, \t or \xNN, bytes that are
+/// not UTF-8 as \xNN, so an error message never spans lines or stops at a NUL.
+std::string printable(const std::string& s);
+
 /// Levenshtein distance between two strings (case-sensitive).
 std::size_t edit_distance(const std::string& a, const std::string& b);
 

@@ -45,7 +45,9 @@ const std::vector<Suffix>& suffixes(Quantity kind)
   return bytes;
 }
 
-const char* kind_name(Quantity kind)
+} // namespace
+
+const char* quantity_name(Quantity kind)
 {
   switch (kind) {
   case Quantity::bytes:
@@ -61,6 +63,8 @@ const char* kind_name(Quantity kind)
   }
   return "a quantity";
 }
+
+namespace {
 
 const char* example(Quantity kind)
 {
@@ -119,7 +123,7 @@ double parse_quantity(const std::string& raw, Quantity kind)
   char* end = nullptr;
   double value = std::strtod(begin, &end);
   if (end == begin || !std::isfinite(value))
-    throw UnitError("'" + raw + "' is not " + kind_name(kind), valid_suffixes(kind));
+    throw UnitError("'" + raw + "' is not " + quantity_name(kind), valid_suffixes(kind));
   std::string suffix = trim(std::string(end));
   if (suffix.empty())
     throw UnitError("'" + raw + "' has no unit", valid_suffixes(kind));
@@ -127,10 +131,58 @@ double parse_quantity(const std::string& raw, Quantity kind)
     if (suffix == s.text) {
       if (value < 0)
         throw UnitError("'" + raw + "' is negative", valid_suffixes(kind));
-      return value * s.factor;
+      const double scaled = value * s.factor;
+      if (!std::isfinite(scaled) || scaled > physical_limit(kind))
+        throw UnitError("'" + raw + "' is beyond " + format_quantity(physical_limit(kind), kind),
+                        std::string(quantity_name(kind)) + " up to " + format_quantity(physical_limit(kind), kind));
+      return scaled;
     }
   }
-  throw UnitError("'" + raw + "' has an unknown unit '" + suffix + "' for " + kind_name(kind), valid_suffixes(kind));
+  throw UnitError("'" + raw + "' has an unknown unit '" + suffix + "' for " + quantity_name(kind), valid_suffixes(kind));
+}
+
+double physical_limit(Quantity kind)
+{
+  switch (kind) {
+  case Quantity::bytes:
+    return 1e18;
+  case Quantity::bandwidth:
+    return 1e15;
+  case Quantity::time:
+    return 100 * 365.25 * 86400;
+  case Quantity::flop_rate:
+    return 1e18;
+  case Quantity::power:
+    return 1e9;
+  }
+  return 0;
+}
+
+std::string format_quantity(double value, Quantity kind)
+{
+  // the suffixes that are plain powers of ten, smallest first
+  struct Unit {
+    const char* text;
+    double factor;
+  };
+  static const std::vector<Unit> bytes{{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}};
+  static const std::vector<Unit> bandwidth{{"Bps", 1},    {"KBps", 1e3},  {"MBps", 1e6},
+                                           {"GBps", 1e9}, {"TBps", 1e12}, {"TBps", 1e12}};
+  static const std::vector<Unit> time{{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  static const std::vector<Unit> flops{{"FLOPS", 1}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
+  static const std::vector<Unit> power{{"W", 1}, {"kW", 1e3}, {"MW", 1e6}};
+  const std::vector<Unit>& units = kind == Quantity::bytes       ? bytes
+                                   : kind == Quantity::bandwidth ? bandwidth
+                                   : kind == Quantity::time      ? time
+                                   : kind == Quantity::flop_rate ? flops
+                                                                 : power;
+  const Unit* pick = &units.front();
+  for (const auto& u : units)
+    if (std::fabs(value) >= u.factor)
+      pick = &u;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g%s", value / pick->factor, pick->text);
+  return buf;
 }
 
 std::string format_bytes(double bytes)

@@ -26,8 +26,19 @@ private:
 
 /// Parses "NUMBER SUFFIX" into SI units. Bandwidth accepts bytes ("GBps", "GB/s") and bits
 /// ("Gbps", "Gb/s"; divided by 8). Decimal prefixes are powers of 1000, binary ones (KiB, MiB,
-/// GiB, TiB) powers of 1024. Negative values are rejected.
+/// GiB, TiB) powers of 1024. Negative values are rejected, and so is a value that is not finite
+/// or exceeds physical_limit(kind) once scaled (1e300TB).
 double parse_quantity(const std::string& text, Quantity kind);
+
+/// The largest value of a kind anything here can mean (an exabyte, a petabyte per second, a
+/// century, an exaFLOP/s, a gigawatt): beyond it a figure is a typo or an overflow.
+double physical_limit(Quantity kind);
+
+/// "a size", "a bandwidth", ...
+const char* quantity_name(Quantity kind);
+/// A value with the largest decimal prefix that keeps it >= 1: "25MB", "400Gbps" is "50GBps",
+/// "1.5us"; as parse_quantity reads it back.
+std::string format_quantity(double value, Quantity kind);
 
 /// The suffixes accepted for a kind, for error messages.
 std::string valid_suffixes(Quantity kind);

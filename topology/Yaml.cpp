@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <sys/stat.h>
 
 namespace clustersim {
 
@@ -13,7 +15,7 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
 {
   auto file = std::make_shared<const std::string>(name);
   try {
-    return YamlNode(YAML::Load(text), file);
+    return YamlNode(YAML::Load(text), file, std::make_shared<const std::string>(text));
   } catch (const YAML::ParserException& e) {
     // yaml-cpp marks are 0-based
     throw ConfigError(SourceLocation{name, e.mark.line + 1, e.mark.column + 1}, "YAML syntax error: " + e.msg,
@@ -23,12 +25,22 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
 
 YamlNode YamlNode::load_file(const std::string& path)
 {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ConfigError(SourceLocation{path, 0, 0}, "is a directory, not a file", "a readable YAML file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ConfigError(SourceLocation{path, 0, 0}, "cannot open file", "a readable YAML file");
   std::stringstream buffer;
   buffer << in.rdbuf();
   return load_string(buffer.str(), path);
+}
+
+YamlNode YamlNode::reparse() const
+{
+  if (!text_)
+    throw std::logic_error("YamlNode::reparse on a node that was not loaded from text");
+  return load_string(*text_, *file_);
 }
 
 SourceLocation YamlNode::where() const
@@ -48,7 +60,10 @@ std::string YamlNode::as_string() const
 {
   if (!node_.IsScalar())
     fail("expected a string", "a plain scalar");
-  return node_.Scalar();
+  const std::string& s = node_.Scalar();
+  if (std::size_t bad = invalid_utf8_at(s); bad != std::string::npos)
+    fail("text is not valid UTF-8 (byte " + std::to_string(bad + 1) + ")", "UTF-8 text");
+  return s;
 }
 
 long long YamlNode::as_int(long long min, long long max) const
@@ -130,7 +145,7 @@ std::vector<YamlNode> YamlNode::items() const
     fail("expected a list", "a YAML sequence");
   std::vector<YamlNode> out;
   for (const auto& n : node_)
-    out.emplace_back(n, file_);
+    out.emplace_back(n, file_, text_);
   return out;
 }
 
@@ -140,7 +155,7 @@ std::vector<std::pair<YamlNode, YamlNode>> YamlNode::entries() const
     fail("expected a mapping", "a YAML mapping of key: value");
   std::vector<std::pair<YamlNode, YamlNode>> out;
   for (const auto& kv : node_)
-    out.emplace_back(YamlNode(kv.first, file_), YamlNode(kv.second, file_));
+    out.emplace_back(YamlNode(kv.first, file_, text_), YamlNode(kv.second, file_, text_));
   return out;
 }
 
@@ -233,6 +248,28 @@ void YamlMap::allow(const std::vector<std::string>& keys)
   for (const auto& k : keys)
     if (std::find(asked_.begin(), asked_.end(), k) == asked_.end())
       asked_.push_back(k);
+}
+
+void YamlMap::finish_against(const std::vector<std::string>& table) const
+{
+  for (const auto& [key, value] : entries_) {
+    if (std::find(table.begin(), table.end(), key) == table.end()) {
+      YamlNode at = value;
+      for (auto& [k, v] : node_.entries())
+        if (k.as_string() == key)
+          at = k;
+      at.fail(unknown_name("key", key, table, context_), join(table));
+    }
+    if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) {
+      // a key of the table that this document's other values make meaningless
+      // (bandwidth for a pcie scale-up, say): say so rather than ignore it
+      std::vector<std::string> used = asked_;
+      std::sort(used.begin(), used.end());
+      for (auto& [k, v] : node_.entries())
+        if (k.as_string() == key)
+          k.fail("key '" + key + "' does not apply to this " + context_ + " as written", join(used));
+    }
+  }
 }
 
 void YamlMap::finish() const

@@ -19,9 +19,13 @@ namespace clustersim {
 
 class YamlNode {
 public:
-  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file) : node_(std::move(node)), file_(std::move(file)) {}
+  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::shared_ptr<const std::string> text = nullptr)
+      : node_(std::move(node)), file_(std::move(file)), text_(std::move(text))
+  {
+  }
 
-  /// Loads a file; a missing file or a syntax error is a ConfigError at the right position.
+  /// Loads a file; a missing file, a directory, or a syntax error is a ConfigError at the right
+  /// position.
   static YamlNode load_file(const std::string& path);
   /// Parses text as if it came from a file called `name`.
   static YamlNode load_string(const std::string& text, const std::string& name);
@@ -35,6 +39,7 @@ public:
   bool is_scalar() const { return node_.IsScalar(); }
   bool is_null() const { return node_.IsNull(); }
 
+  /// A scalar; text that is not valid UTF-8 is an error (it would reach reports and JSON).
   std::string as_string() const;
   long long as_int(long long min, long long max) const;
   double as_number(double min, double max) const;
@@ -42,17 +47,19 @@ public:
   double as_quantity(Quantity kind) const;
   /// One of `valid`; otherwise "unknown WHAT 'x'; did you mean 'y'?; valid: ...".
   std::string as_choice(const std::vector<std::string>& valid, const std::string& what) const;
-  /// The scalar as a quantity if it has a unit suffix, else as a plain number (for fields that
-  /// accept either, e.g. a count of bytes written as 1e9 or 1GB).
   std::vector<YamlNode> items() const;
   std::vector<std::pair<YamlNode, YamlNode>> entries() const;
 
   /// The underlying yaml-cpp node (for the config layer's own edits, e.g. sweep points).
   const YAML::Node& raw() const { return node_; }
+  /// A fresh parse of the document this node was loaded from, every position intact (a
+  /// YAML::Clone loses them); std::logic_error for a node built in code.
+  YamlNode reparse() const;
 
 private:
   YAML::Node node_;
   std::shared_ptr<const std::string> file_;
+  std::shared_ptr<const std::string> text_; ///< the document's text (for reparse)
 };
 
 /// A YAML mapping read strictly: every key the parser asks for becomes valid, and `finish()`
@@ -79,6 +86,10 @@ public:
   void allow(const std::vector<std::string>& keys);
   /// Throws on the first key (in file order) that no getter asked for.
   void finish() const;
+  /// Throws on the first key not in `valid` (a table's keys), and on a key of `valid` that no
+  /// getter asked for: the document's other values make it meaningless (a bandwidth for a PCIe
+  /// scale-up), and it would otherwise be silently ignored.
+  void finish_against(const std::vector<std::string>& valid) const;
 
   const YamlNode& node() const { return node_; }
   const std::string& context() const { return context_; }

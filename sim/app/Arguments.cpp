@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace clustersim {
@@ -16,6 +17,26 @@ double positive_number(const std::string& text, const std::string& flag)
   if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
     throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", "e.g. 7e9");
   return v;
+}
+
+long long int_argument(long long value, const std::string& flag, long long min, long long max)
+{
+  if (value < min || value > max)
+    throw ConfigError(command_line(flag), std::to_string(value) + " is out of range",
+                      "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+  return value;
+}
+
+double number_argument(double value, const std::string& flag, double min, double max)
+{
+  if (!std::isfinite(value) || value < min || value > max) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "a number from %g to %g", min, max);
+    char v[64];
+    std::snprintf(v, sizeof v, "%g", value);
+    throw ConfigError(command_line(flag), std::string(v) + " is out of range", buf);
+  }
+  return value;
 }
 
 ModelSpec model_argument(const Catalog& c, const std::string& arg)

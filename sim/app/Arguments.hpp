@@ -11,6 +11,13 @@ namespace clustersim {
 
 /// A finite number > 0 ("7e9"); `flag` names the option in the error.
 double positive_number(const std::string& text, const std::string& flag);
+/// An integer flag within [min, max]: ConfigError "command line: FLAG: N is out of range; valid:
+/// an integer from MIN to MAX" otherwise.
+long long int_argument(long long value, const std::string& flag, long long min, long long max);
+/// A number flag within [min, max] (finite).
+double number_argument(double value, const std::string& flag, double min, double max);
+/// The largest cluster any command builds (as cluster.gpus in an experiment).
+constexpr long long kMaxGpus = 1 << 22;
 /// A model from a preset name, a model YAML or a Hugging Face config.json.
 ModelSpec model_argument(const Catalog& c, const std::string& arg);
 /// The GPU from --gpu, else from --platform.

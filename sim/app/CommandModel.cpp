@@ -3,11 +3,13 @@
 #include "Catalog.hpp"
 #include "Commands.hpp"
 #include "CostModel.hpp"
+#include "LayoutRules.hpp"
 #include "Suggest.hpp"
 #include "Units.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -40,27 +42,186 @@ std::string gb(double bytes)
 
 } // namespace
 
-void add_model_commands(CLI::App& app, Action& action)
+namespace {
+
+struct MemOptions {
+  std::string model;
+  std::string params;
+  std::string platform;
+  std::string gpu;
+  int gpus = 0; ///< 0: one model replica, tp*pp*cp
+  int tp = 1, pp = 1, cp = 1, zero = 0, vpp = 1;
+  int micro_batch = 1;
+  int global_batch = 0;
+  int seq = 0;
+  std::string recompute = "none";
+  std::string schedule = "1f1b";
+  std::string precision;
+  bool sequence_parallel = false;
+  bool flash = false;
+  std::string state_bytes = "2,2,12";
+  bool json = false;
+  bool gpus_given = false;
+  bool seq_given = false;
+};
+
+/// The flags every layout needs, each within the training table's bounds.
+void check_memory_flags(const MemOptions& mo)
 {
-  // ---------------------------------------------------------------- memory
-  struct MemOptions {
-    std::string model;
-    std::string params;
-    std::string platform;
-    std::string gpu;
-    int gpus = 0; ///< 0: one model replica, tp*pp*cp
-    int tp = 1, pp = 1, cp = 1, zero = 0, vpp = 1;
-    int micro_batch = 1;
-    int global_batch = 0;
-    int seq = 0;
-    std::string recompute = "none";
-    std::string schedule = "1f1b";
-    std::string precision;
-    bool sequence_parallel = false;
-    bool flash = false;
-    std::string state_bytes = "2,2,12";
-    bool json = false;
+  const Section& t = training_section();
+  auto bound = [&](long long v, const char* flag, const char* key) {
+    const KeySpec& k = t.at(key);
+    int_argument(v, flag, static_cast<long long>(k.min), static_cast<long long>(k.max));
   };
+  bound(mo.tp, "--tp", "tp");
+  bound(mo.pp, "--pp", "pp");
+  bound(mo.cp, "--cp", "cp");
+  bound(mo.vpp, "--vpp", "vpp");
+  bound(mo.zero, "--zero", "zero");
+  bound(mo.micro_batch, "--micro-batch", "micro_batch");
+  if (mo.global_batch != 0)
+    bound(mo.global_batch, "--global-batch", "global_batch");
+  if (mo.gpus_given)
+    int_argument(mo.gpus, "--gpus", 1, kMaxGpus);
+  if (mo.seq_given) {
+    const KeySpec& k = model_section().at("seq_len");
+    int_argument(mo.seq, "--seq", static_cast<long long>(k.min), static_cast<long long>(k.max));
+  }
+}
+
+/// The command-line flag of a training key, for layout errors.
+std::string flag_of(const std::string& key)
+{
+  if (key == "dp")
+    return "--gpus";
+  if (key == "pipeline_schedule")
+    return "--schedule";
+  std::string f = "--" + key;
+  for (char& c : f)
+    if (c == '_')
+      c = '-';
+  return f;
+}
+
+std::string choice_argument(const std::string& value, const std::vector<std::string>& valid, const std::string& flag,
+                            const std::string& what)
+{
+  if (std::find(valid.begin(), valid.end(), value) == valid.end())
+    throw ConfigError(command_line(flag), unknown_name(what, value, valid), join(valid));
+  return value;
+}
+
+int memory_of_params(const MemOptions& mo, const GpuSpec& gpu, const std::vector<double>& sb)
+{
+  const int replica = mo.tp * mo.pp * mo.cp;
+  const int gpus = mo.gpus_given ? mo.gpus : replica;
+  double n = positive_number(mo.params, "--params");
+  if (gpus % replica != 0)
+    throw ConfigError(command_line("--gpus"),
+                      std::to_string(gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
+                      "a multiple of tp*pp*cp");
+  double shard = mo.zero >= 1 ? gpus / replica : 1; // ZeRO shards over data parallelism
+  double w = n * sb[0] / (mo.zero >= 3 ? shard : 1) / (mo.tp * mo.pp);
+  double g = n * sb[1] / (mo.zero >= 2 ? shard : 1) / (mo.tp * mo.pp);
+  double o = n * sb[2] / (mo.zero >= 1 ? shard : 1) / (mo.tp * mo.pp);
+  double peak = w + g + o;
+  Json j = {{"params", n},
+            {"weights_bytes", w},
+            {"grads_bytes", g},
+            {"optimizer_bytes", o},
+            {"activations_bytes", 0},
+            {"peak_bytes", peak},
+            {"capacity_bytes", gpu.hbm_bytes},
+            {"fits", peak <= gpu.hbm_bytes}};
+  std::ostringstream text;
+  text << "model states of " << n / 1e9 << "B parameters at " << sb[0] + sb[1] + sb[2] << " B/param: " << gb(peak)
+       << " per GPU (weights " << gb(w) << ", gradients " << gb(g) << ", optimizer " << gb(o) << ") of "
+       << gb(gpu.hbm_bytes) << " on " << gpu.id << " -> " << (peak <= gpu.hbm_bytes ? "fits" : "OUT OF MEMORY")
+       << "\n";
+  std::cout << (mo.json ? j.dump(2) + "\n" : text.str());
+  return 0;
+}
+
+TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSpec& gpu, const std::vector<double>& sb)
+{
+  TrainingSpec t;
+  t.tp = mo.tp;
+  t.pp = mo.pp;
+  t.cp = mo.cp;
+  t.vpp = mo.vpp;
+  t.zero = mo.zero;
+  const int replica = t.model_parallel();
+  const int gpus = mo.gpus_given ? mo.gpus : replica;
+  if (gpus % replica != 0)
+    throw ConfigError(command_line("--gpus"),
+                      std::to_string(gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
+                      "a multiple of tp*pp*cp");
+  t.dp = gpus / replica;
+  t.micro_batch = mo.micro_batch;
+  const long long per_step = static_cast<long long>(mo.micro_batch) * t.dp;
+  t.global_batch = mo.global_batch > 0 ? mo.global_batch : static_cast<int>(std::min<long long>(per_step, 1 << 30));
+  const auto& rn = recompute_names();
+  t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(),
+                                                 choice_argument(mo.recompute, rn, "--recompute", "recompute")) -
+                                       rn.begin());
+  const auto& sn = schedule_names();
+  t.schedule = static_cast<Schedule>(std::find(sn.begin(), sn.end(),
+                                               choice_argument(mo.schedule, sn, "--schedule", "schedule")) -
+                                     sn.begin());
+  if (t.vpp > 1)
+    t.schedule = Schedule::interleaved;
+  t.precision = precision_argument(mo.precision, gpu);
+  t.sequence_parallel = mo.sequence_parallel;
+  t.flash_attention = mo.flash;
+  t.weight_state_bytes = sb[0];
+  t.grad_state_bytes = sb[1];
+  t.optimizer_state_bytes = sb[2];
+  if (auto v = check_layout(t, m, gpus))
+    throw ConfigError(command_line(flag_of(v->key)), v->message, v->valid, ConfigError::Kind::rule);
+  return t;
+}
+
+int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, const std::vector<double>& sb)
+{
+  if (mo.model.empty())
+    throw ConfigError(command_line("--model"), "no model given", "--model NAME|FILE or --params N");
+  ModelSpec m = model_argument(c, mo.model);
+  if (mo.seq_given)
+    m.seq_len = mo.seq;
+  TrainingSpec t = memory_layout(mo, m, gpu, sb);
+  const long long gpus = t.gpus();
+  CostModel cost(m, t, gpu);
+  MemoryBreakdown b = cost.peak_memory();
+  Json j = {{"model", m.name},
+            {"params", m.total_params()},
+            {"gpu", gpu.id},
+            {"gpus", gpus},
+            {"weights_bytes", b.weights},
+            {"grads_bytes", b.grads},
+            {"optimizer_bytes", b.optimizer},
+            {"activations_bytes", b.activations},
+            {"buffers_bytes", b.buffers},
+            {"reserved_bytes", b.reserved},
+            {"peak_bytes", b.peak},
+            {"capacity_bytes", b.capacity},
+            {"fits", b.fits},
+            {"dominant", b.dominant},
+            {"stage", b.stage}};
+  std::ostringstream text;
+  text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << gpus << " x " << gpu.id << ": tp "
+       << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero << ", micro-batch "
+       << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute) << "\n";
+  text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
+       << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
+       << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation)\n"
+       << "  peak         " << gb(b.peak) << " of " << gb(b.capacity) << " (pipeline stage " << b.stage << ") -> "
+       << (b.fits ? "fits" : "OUT OF MEMORY, dominated by " + b.dominant) << "\n";
+  std::cout << (mo.json ? j.dump(2) + "\n" : text.str());
+  return 0;
+}
+
+void add_memory_command(CLI::App& app, Action& action)
+{
   auto mo = std::make_shared<MemOptions>();
   CLI::App* mem = app.add_subcommand("memory", "Memory per GPU of a training layout: weights, gradients, optimizer "
                                                "states, activations, buffers, and whether it fits");
@@ -84,121 +245,97 @@ void add_model_commands(CLI::App& app, Action& action)
   mem->add_flag("--flash-attention", mo->flash, "flash attention (no s x s activations)");
   mem->add_option("--state-bytes", mo->state_bytes, "bytes per parameter of weights,grads,optimizer (default 2,2,12)");
   mem->add_flag("--json", mo->json, "print JSON");
-  mem->callback([mo, &action] {
+  mem->callback([mo, mem, &action] {
+    mo->gpus_given = mem->count("--gpus") > 0;
+    mo->seq_given = mem->count("--seq") > 0;
     action = [mo] {
+      check_memory_flags(*mo);
+      auto sb = state_bytes_argument(mo->state_bytes);
       Catalog c = Catalog::open();
       GpuSpec gpu = gpu_argument(c, mo->gpu, mo->platform);
-      auto sb = state_bytes_argument(mo->state_bytes);
-      Json j;
-      std::ostringstream text;
-      const int replica = mo->tp * mo->pp * mo->cp;
-      if (mo->gpus == 0)
-        mo->gpus = replica;
-      if (!mo->params.empty()) {
-        double n = positive_number(mo->params, "--params");
-        if (mo->gpus < 0 || mo->gpus % replica != 0)
-          throw ConfigError(command_line("--gpus"),
-                            std::to_string(mo->gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
-                            "a multiple of tp*pp*cp");
-        double shard = mo->zero >= 1 ? mo->gpus / replica : 1; // ZeRO shards over data parallelism
-        double w = n * sb[0] / (mo->zero >= 3 ? shard : 1) / (mo->tp * mo->pp);
-        double g = n * sb[1] / (mo->zero >= 2 ? shard : 1) / (mo->tp * mo->pp);
-        double o = n * sb[2] / (mo->zero >= 1 ? shard : 1) / (mo->tp * mo->pp);
-        double peak = w + g + o;
-        j = {{"params", n},
-             {"weights_bytes", w},
-             {"grads_bytes", g},
-             {"optimizer_bytes", o},
-             {"activations_bytes", 0},
-             {"peak_bytes", peak},
-             {"capacity_bytes", gpu.hbm_bytes},
-             {"fits", peak <= gpu.hbm_bytes}};
-        text << "model states of " << n / 1e9 << "B parameters at " << sb[0] + sb[1] + sb[2] << " B/param: " << gb(peak)
-             << " per GPU (weights " << gb(w) << ", gradients " << gb(g) << ", optimizer " << gb(o) << ") of "
-             << gb(gpu.hbm_bytes) << " on " << gpu.id << " -> " << (peak <= gpu.hbm_bytes ? "fits" : "OUT OF MEMORY")
-             << "\n";
-      } else {
-        if (mo->model.empty())
-          throw ConfigError(command_line("--model"), "no model given", "--model NAME|FILE or --params N");
-        ModelSpec m = model_argument(c, mo->model);
-        if (mo->seq > 0)
-          m.seq_len = mo->seq;
-        TrainingSpec t;
-        t.tp = mo->tp;
-        t.pp = mo->pp;
-        t.cp = mo->cp;
-        t.vpp = mo->vpp;
-        t.zero = mo->zero;
-        if (mo->gpus < 0 || mo->gpus % (t.tp * t.pp * t.cp) != 0)
-          throw ConfigError(command_line("--gpus"),
-                            std::to_string(mo->gpus) +
-                                " GPUs do not divide into tp*pp*cp = " + std::to_string(t.tp * t.pp * t.cp),
-                            "a multiple of tp*pp*cp");
-        t.dp = mo->gpus / (t.tp * t.pp * t.cp);
-        t.micro_batch = mo->micro_batch;
-        t.global_batch = mo->global_batch > 0 ? mo->global_batch : mo->micro_batch * t.dp;
-        const auto& rn = recompute_names();
-        if (std::find(rn.begin(), rn.end(), mo->recompute) == rn.end())
-          throw ConfigError(command_line("--recompute"), unknown_name("recompute", mo->recompute, rn), join(rn));
-        t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(), mo->recompute) - rn.begin());
-        const auto& sn = schedule_names();
-        if (std::find(sn.begin(), sn.end(), mo->schedule) == sn.end())
-          throw ConfigError(command_line("--schedule"), unknown_name("schedule", mo->schedule, sn), join(sn));
-        t.schedule = static_cast<Schedule>(std::find(sn.begin(), sn.end(), mo->schedule) - sn.begin());
-        if (t.vpp > 1)
-          t.schedule = Schedule::interleaved;
-        t.precision = precision_argument(mo->precision, gpu);
-        t.sequence_parallel = mo->sequence_parallel;
-        t.flash_attention = mo->flash;
-        t.weight_bytes = sb[0];
-        t.grad_bytes = sb[1];
-        t.optimizer_bytes = sb[2];
-        check_training(t, mo->gpus, m, command_line("layout"));
-        CostModel cost(m, t, gpu);
-        MemoryBreakdown b = cost.peak_memory();
-        j = {{"model", m.name},
-             {"params", m.total_params()},
-             {"gpu", gpu.id},
-             {"gpus", mo->gpus},
-             {"weights_bytes", b.weights},
-             {"grads_bytes", b.grads},
-             {"optimizer_bytes", b.optimizer},
-             {"activations_bytes", b.activations},
-             {"buffers_bytes", b.buffers},
-             {"reserved_bytes", b.reserved},
-             {"peak_bytes", b.peak},
-             {"capacity_bytes", b.capacity},
-             {"fits", b.fits},
-             {"dominant", b.dominant},
-             {"stage", b.stage}};
-        text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << mo->gpus << " x " << gpu.id
-             << ": tp " << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero
-             << ", micro-batch " << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute)
-             << "\n";
-        text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
-             << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
-             << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation)\n"
-             << "  peak         " << gb(b.peak) << " of " << gb(b.capacity) << " (pipeline stage " << b.stage << ") -> "
-             << (b.fits ? "fits" : "OUT OF MEMORY, dominated by " + b.dominant) << "\n";
-      }
-      std::cout << (mo->json ? j.dump(2) + "\n" : text.str());
-      return 0;
+      return mo->params.empty() ? memory_of_model(*mo, c, gpu, sb) : memory_of_params(*mo, gpu, sb);
     };
   });
+}
 
-  // ---------------------------------------------------------------- estimate
-  struct EstOptions {
-    std::string model;
-    std::string params;
-    std::string tokens = "1e12";
-    std::string gpu;
-    std::string platform;
-    int gpus = 1;
-    double mfu = 0.5;
-    std::string precision;
-    double usd = -1;
-    bool json = false;
-  };
+struct EstOptions {
+  std::string model;
+  std::string params;
+  std::string tokens = "1e12";
+  std::string gpu;
+  std::string platform;
+  int gpus = 1;
+  double mfu = 0.5;
+  std::string precision;
+  double usd = -1;
+  bool usd_given = false;
+  bool json = false;
+};
+
+int estimate(const EstOptions& eo)
+{
+  int_argument(eo.gpus, "--gpus", 1, kMaxGpus);
+  if (!(eo.mfu > 0 && eo.mfu <= 1))
+    throw ConfigError(command_line("--mfu"), std::to_string(eo.mfu) + " is out of range", "a fraction in (0, 1]");
+  if (eo.usd_given)
+    number_argument(eo.usd, "--usd-per-gpu-hour", 0, 1e6);
+  double tokens = positive_number(eo.tokens, "--tokens");
+  Catalog c = Catalog::open();
+  GpuSpec gpu = gpu_argument(c, eo.gpu, eo.platform);
+  Precision prec = precision_argument(eo.precision, gpu);
+  double flops = 0;
+  std::string basis;
+  if (!eo.params.empty()) {
+    flops = 6 * positive_number(eo.params, "--params") * tokens;
+    basis = "6 N D";
+  } else if (!eo.model.empty()) {
+    ModelSpec m = model_argument(c, eo.model);
+    TrainingSpec t;
+    t.global_batch = 1;
+    CostModel cost(m, t, gpu);
+    flops = cost.model_flops_per_step() / m.seq_len * tokens;
+    basis = "model FLOPs per token of " + m.name;
+  } else {
+    throw ConfigError(command_line("--params"), "no model size given", "--params N or --model NAME");
+  }
+  double rate = gpu.peak(prec) * eo.gpus * eo.mfu;
+  double seconds = flops / rate;
+  double gpu_hours = seconds / 3600 * eo.gpus;
+  double usd = eo.usd_given ? eo.usd
+                            : (!eo.platform.empty()
+                                   ? c.platform(eo.platform, command_line("--platform")).cost.usd_per_gpu_hour
+                                   : -1);
+  Json j{{"basis", basis},
+         {"total_flops", flops},
+         {"gpu", gpu.id},
+         {"gpus", eo.gpus},
+         {"peak_flops_per_gpu", gpu.peak(prec)},
+         {"mfu", eo.mfu},
+         {"seconds", seconds},
+         {"days", seconds / 86400},
+         {"years", seconds / (365.25 * 86400)},
+         {"gpu_hours", gpu_hours}};
+  if (usd >= 0)
+    j["usd"] = gpu_hours * usd;
+  std::ostringstream o;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%.3g FLOPs (%s) on %d x %s at %.0f %% MFU of %.0f TFLOP/s (%s):\n  %.3g s = %.1f days = %.2f "
+                "years, %.3g GPU-hours",
+                flops, basis.c_str(), eo.gpus, gpu.id.c_str(), 100 * eo.mfu, gpu.peak(prec) / 1e12, to_string(prec),
+                seconds, seconds / 86400, seconds / (365.25 * 86400), gpu_hours);
+  o << buf;
+  if (usd >= 0) {
+    std::snprintf(buf, sizeof buf, ", $%.3g at $%.2f per GPU-hour", gpu_hours * usd, usd);
+    o << buf;
+  }
+  o << "\n";
+  std::cout << (eo.json ? j.dump(2) + "\n" : o.str());
+  return 0;
+}
+
+void add_estimate_command(CLI::App& app, Action& action)
+{
   auto eo = std::make_shared<EstOptions>();
   CLI::App* est = app.add_subcommand("estimate", "Training compute and time for a token budget: FLOPs (6ND, or the "
                                                  "model's exact count), time at a given MFU, GPU-hours, cost");
@@ -212,69 +349,14 @@ void add_model_commands(CLI::App& app, Action& action)
   est->add_option("--precision", eo->precision, "precision of the peak (default bf16, fp16 without bf16)");
   est->add_option("--usd-per-gpu-hour", eo->usd, "price (default: the platform's)");
   est->add_flag("--json", eo->json, "print JSON");
-  est->callback([eo, &action] {
-    action = [eo] {
-      Catalog c = Catalog::open();
-      GpuSpec gpu = gpu_argument(c, eo->gpu, eo->platform);
-      Precision prec = precision_argument(eo->precision, gpu);
-      if (!(eo->mfu > 0 && eo->mfu <= 1))
-        throw ConfigError(command_line("--mfu"), std::to_string(eo->mfu) + " is out of range", "a fraction in (0, 1]");
-      if (eo->gpus < 1)
-        throw ConfigError(command_line("--gpus"), std::to_string(eo->gpus) + " is out of range", "a positive integer");
-      double tokens = positive_number(eo->tokens, "--tokens");
-      double flops = 0;
-      std::string basis;
-      if (!eo->params.empty()) {
-        flops = 6 * positive_number(eo->params, "--params") * tokens;
-        basis = "6 N D";
-      } else if (!eo->model.empty()) {
-        ModelSpec m = model_argument(c, eo->model);
-        TrainingSpec t;
-        t.global_batch = 1;
-        CostModel cost(m, t, gpu);
-        flops = cost.model_flops_per_step() / m.seq_len * tokens;
-        basis = "model FLOPs per token of " + m.name;
-      } else {
-        throw ConfigError(command_line("--params"), "no model size given", "--params N or --model NAME");
-      }
-      double rate = gpu.peak(prec) * eo->gpus * eo->mfu;
-      double seconds = flops / rate;
-      double gpu_hours = seconds / 3600 * eo->gpus;
-      double usd = eo->usd >= 0 ? eo->usd
-                                : (!eo->platform.empty()
-                                       ? c.platform(eo->platform, command_line("--platform")).cost.usd_per_gpu_hour
-                                       : -1);
-      Json j{{"basis", basis},
-             {"total_flops", flops},
-             {"gpu", gpu.id},
-             {"gpus", eo->gpus},
-             {"peak_flops_per_gpu", gpu.peak(prec)},
-             {"mfu", eo->mfu},
-             {"seconds", seconds},
-             {"days", seconds / 86400},
-             {"years", seconds / (365.25 * 86400)},
-             {"gpu_hours", gpu_hours}};
-      if (usd >= 0)
-        j["usd"] = gpu_hours * usd;
-      std::ostringstream o;
-      char buf[512];
-      std::snprintf(buf, sizeof buf,
-                    "%.3g FLOPs (%s) on %d x %s at %.0f %% MFU of %.0f TFLOP/s (%s):\n  %.3g s = %.1f days = %.2f "
-                    "years, %.3g GPU-hours",
-                    flops, basis.c_str(), eo->gpus, gpu.id.c_str(), 100 * eo->mfu, gpu.peak(prec) / 1e12,
-                    to_string(prec), seconds, seconds / 86400, seconds / (365.25 * 86400), gpu_hours);
-      o << buf;
-      if (usd >= 0) {
-        std::snprintf(buf, sizeof buf, ", $%.3g at $%.2f per GPU-hour", gpu_hours * usd, usd);
-        o << buf;
-      }
-      o << "\n";
-      std::cout << (eo->json ? j.dump(2) + "\n" : o.str());
-      return 0;
-    };
+  est->callback([eo, est, &action] {
+    eo->usd_given = est->count("--usd-per-gpu-hour") > 0;
+    action = [eo] { return estimate(*eo); };
   });
+}
 
-  // ---------------------------------------------------------------- model list
+void add_model_list_command(CLI::App& app, Action& action)
+{
   CLI::App* model = app.add_subcommand("model", "Model presets: list them with their size and shape");
   model->require_subcommand(1);
   CLI::App* list = model->add_subcommand("list", "List the model presets");
@@ -289,6 +371,15 @@ void add_model_commands(CLI::App& app, Action& action)
       return 0;
     };
   });
+}
+
+} // namespace
+
+void add_model_commands(CLI::App& app, Action& action)
+{
+  add_memory_command(app, action);
+  add_estimate_command(app, action);
+  add_model_list_command(app, action);
 }
 
 } // namespace clustersim

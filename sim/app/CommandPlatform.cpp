@@ -1,3 +1,4 @@
+#include "Arguments.hpp"
 #include "Catalog.hpp"
 #include "ClusterGraph.hpp"
 #include "Commands.hpp"
@@ -105,11 +106,18 @@ void add_platform_command(CLI::App& app, Action& action)
   show->add_flag("--json", opt->json, "print the facts as JSON");
   show->add_option("--dot", opt->dot, "write the graph as Graphviz DOT to FILE");
   show->add_option("--xml", opt->xml, "write a SimGrid platform XML to FILE");
-  show->callback([opt, &action] {
-    action = [opt] {
+  show->callback([opt, show, &action] {
+    const bool gpus_given = show->count("--gpus") > 0;
+    action = [opt, gpus_given] {
+      if (gpus_given)
+        int_argument(opt->gpus, "--gpus", 1, kMaxGpus);
+      if (!opt->dot.empty())
+        check_file(opt->dot, "--dot");
+      if (!opt->xml.empty())
+        check_file(opt->xml, "--xml");
       Catalog c = Catalog::open();
       PlatformSpec p = c.platform(opt->name, command_line("platform show"));
-      int gpus = opt->gpus > 0 ? opt->gpus : p.node.gpus;
+      int gpus = gpus_given ? opt->gpus : p.node.gpus;
       if (gpus % p.node.gpus != 0)
         throw ConfigError(command_line("--gpus"),
                           std::to_string(gpus) + " is not a multiple of the " + std::to_string(p.node.gpus) +
@@ -121,13 +129,13 @@ void add_platform_command(CLI::App& app, Action& action)
       if (!opt->dot.empty()) {
         std::ostringstream s;
         write_dot(s, cg);
-        out.add(opt->dot, s.str());
+        out.add(opt->dot, s.str(), "--dot");
       }
       if (!opt->xml.empty()) {
         std::ostringstream s;
         Precision prec = p.node.gpu.supports(Precision::bf16) ? Precision::bf16 : Precision::fp16;
         write_simgrid_xml(s, cg, prec);
-        out.add(opt->xml, s.str());
+        out.add(opt->xml, s.str(), "--xml");
       }
       out.commit();
       std::cout << (opt->json ? facts_json(cg, f).dump(2) + "\n" : facts_text(cg, f));

@@ -1,6 +1,7 @@
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Output.hpp"
+#include "Report.hpp"
 #include "Plot.hpp"
 #include "Simulation.hpp"
 #include "Suggest.hpp"
@@ -17,94 +18,53 @@
 namespace clustersim {
 namespace {
 
-/// Structural mistakes in a sweep's base document are input errors, not invalid points.
-bool structural(const ConfigError& e)
-{
-  const std::string& p = e.problem();
-  for (const char* s : {"unknown key", "YAML syntax", "missing key", "cannot open", "duplicate key",
-                        "must be a mapping", "expected a", "unknown platform", "unknown model preset"})
-    if (p.find(s) != std::string::npos)
-      return true;
-  return false;
-}
-
-int run_sweep(const std::string& path, const YamlNode& doc, const SweepSpec& sweep, const std::string& out,
-              const std::string& shard, int jobs, bool full, const std::string& trace)
+int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::string& out, const std::string& shard,
+                      int jobs, bool full, const std::string& trace)
 {
   if (!trace.empty())
     throw ConfigError(command_line("--trace"), "a sweep has no single step to trace",
                       "--trace with a plain experiment");
-  Catalog catalog = Catalog::open();
-  std::vector<SweepPoint> points = expand(sweep);
-  int shard_i = 0, shard_n = 1;
+  SweepOptions o;
   if (!shard.empty())
-    std::tie(shard_i, shard_n) = parse_shard(shard);
-  std::vector<SweepPoint> mine;
-  for (const auto& p : points)
-    if (static_cast<int>(p.index % static_cast<std::size_t>(shard_n)) == shard_i)
-      mine.push_back(p);
-  // Parse every point here first: a mistake in the document (not in a point's values) is
-  // reported once, as bad input, before anything runs.
-  std::string name = path;
-  for (auto& [k, v] : doc.entries()) {
-    if (k.as_string() == "name")
-      name = v.as_string();
+    std::tie(o.shard, o.shards) = parse_shard(shard);
+  o.jobs = jobs;
+  o.mode = full ? "full" : "";
+  std::vector<PlotSpec> plots;
+  for (auto& [k, v] : doc.entries())
     if (k.as_string() == "plot")
-      parse_plots(v);
-  }
-  for (const auto& p : mine) {
-    try {
-      parse_experiment(apply_point(doc, sweep, p), catalog);
-    } catch (const ConfigError& e) {
-      if (structural(e))
-        throw;
-    }
-  }
-  std::vector<std::function<std::string()>> tasks;
-  for (const auto& p : mine)
-    tasks.push_back([&doc, &sweep, p, &catalog, full] {
-      YamlNode point_doc = doc;
-      if (full) {
-        YAML::Node copy = YAML::Clone(doc.raw());
-        copy["simulation"]["mode"] = "full";
-        point_doc = YamlNode(copy, std::make_shared<const std::string>(doc.file()));
-      }
-      return run_point(point_doc, sweep, p, catalog).dump();
-    });
+      plots = parse_plots(v);
+  if (!out.empty())
+    check_directory(out, "--out");
+  Catalog catalog = Catalog::open();
   auto t0 = std::chrono::steady_clock::now();
-  std::size_t done = 0;
-  auto progress = [&](std::size_t) {
-    ++done;
+  o.progress = [&](std::size_t done, std::size_t total) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double eta = elapsed / static_cast<double>(done) * static_cast<double>(tasks.size() - done);
-    std::fprintf(stderr, "\rsweep: %zu/%zu points, %.0f s elapsed, ETA %.0f s   ", done, tasks.size(), elapsed, eta);
-    if (done == tasks.size())
+    double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+    std::fprintf(stderr, "\rsweep: %zu/%zu points, %.0f s elapsed, ETA %.0f s   ", done, total, elapsed, eta);
+    if (done == total)
       std::fprintf(stderr, "\n");
     std::fflush(stderr);
   };
-  auto results = run_isolated_all(tasks, jobs > 0 ? jobs : available_cores(), progress);
-  std::vector<Json> rows;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (results[i].rfind("ERROR: ", 0) == 0)
-      throw std::runtime_error("sweep point " + std::to_string(mine[i].index) + ": " + results[i].substr(7));
-    rows.push_back(Json::parse(results[i]));
-  }
-  std::string csv = rows_to_csv(rows);
+  SweepResult result = run_sweep(doc, sweep, catalog, o);
+  if (result.errors > 0)
+    std::fprintf(stderr, "sweep: %zu point(s) failed; their rows say why (status error)\n", result.errors);
+  std::string csv = rows_to_csv(result.rows);
   if (out.empty()) {
     std::cout << csv;
     return 0;
   }
   OutputSet files;
-  files.add(out + "/results.csv", csv);
-  files.add(out + "/results.json", rows_to_json(name, rows));
+  files.add(out + "/results.csv", csv, "--out");
+  files.add(out + "/results.json", rows_to_json(result.name, result.rows), "--out");
   std::size_t figures = 0;
-  if (shard_n == 1)
-    for (auto& [file, contents] : plots_from_experiment(doc, csv, out)) {
-      files.add(file, contents);
+  if (o.shards == 1)
+    for (auto& [file, contents] : draw_plots(plots, csv, out)) {
+      files.add(file, contents, "--out");
       ++figures;
     }
   files.commit();
-  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)", out.c_str(), out.c_str(), rows.size());
+  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)", out.c_str(), out.c_str(),
+               result.rows.size());
   if (figures > 0)
     std::fprintf(stderr, " and %zu figure files", figures);
   std::fprintf(stderr, "\n");
@@ -139,7 +99,7 @@ void add_run_command(CLI::App& app, Action& action)
     action = [opt] {
       YamlNode doc = YamlNode::load_file(opt->experiment);
       if (auto sweep = parse_sweep(doc))
-        return run_sweep(opt->experiment, doc, *sweep, opt->out, opt->shard, opt->jobs, opt->full, opt->trace);
+        return run_sweep_command(doc, *sweep, opt->out, opt->shard, opt->jobs, opt->full, opt->trace);
       if (!opt->shard.empty())
         throw ConfigError(command_line("--shard"), "'" + opt->experiment + "' has no sweep to shard",
                           "--shard with an experiment that has a sweep: section");
@@ -147,17 +107,21 @@ void add_run_command(CLI::App& app, Action& action)
       ExperimentSpec e = parse_experiment(doc, catalog);
       if (opt->full)
         e.mode = "full";
+      if (!opt->out.empty())
+        check_directory(opt->out, "--out");
+      if (!opt->trace.empty())
+        check_file(opt->trace, "--trace");
       std::string trace;
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";
       std::string text = format_report(m);
       OutputSet out;
       if (!opt->out.empty()) {
-        out.add(opt->out + "/report.json", json);
-        out.add(opt->out + "/report.txt", text);
+        out.add(opt->out + "/report.json", json, "--out");
+        out.add(opt->out + "/report.txt", text, "--out");
       }
       if (!opt->trace.empty())
-        out.add(opt->trace, trace);
+        out.add(opt->trace, trace, "--trace");
       out.commit();
       std::cout << (opt->json ? json : text);
       return 0;
@@ -178,29 +142,31 @@ void add_merge_command(CLI::App& app, Action& action)
   cmd->add_option("--out", opt->out, "output directory")->required();
   cmd->callback([opt, &action] {
     action = [opt] {
+      check_directory(opt->out, "--out");
       std::string name;
       std::map<std::size_t, Json> rows;
+      std::vector<std::string> columns;
       for (const auto& dir : opt->dirs) {
         std::string file = dir + "/results.json";
-        std::ifstream in(file);
+        std::ifstream in(file, std::ios::binary);
         if (!in)
           throw ConfigError(SourceLocation{file, 0, 0}, "cannot open file", "a directory written by run --out");
-        Json j;
-        try {
-          j = Json::parse(in);
-        } catch (const std::exception& e) {
-          throw ConfigError(SourceLocation{file, 0, 0}, std::string("not a results file: ") + e.what(),
-                            "results.json written by clustersim run --out");
-        }
-        if (!j.contains("experiment") || !j.contains("rows"))
-          throw ConfigError(SourceLocation{file, 0, 0}, "not a results file",
-                            "results.json written by clustersim run --out");
-        if (!name.empty() && j["experiment"] != name)
-          throw ConfigError(SourceLocation{file, 0, 0},
-                            "rows of experiment '" + j["experiment"].get<std::string>() + "', not '" + name + "'",
+        std::stringstream text;
+        text << in.rdbuf();
+        SweepResult shard = rows_from_json(text.str(), file);
+        if (!name.empty() && shard.name != name)
+          throw ConfigError(SourceLocation{file, 0, 0}, "rows of experiment '" + shard.name + "', not '" + name + "'",
                             "shards of one sweep");
-        name = j["experiment"];
-        for (const auto& r : j["rows"]) {
+        name = shard.name;
+        for (const auto& r : shard.rows) {
+          std::vector<std::string> keys;
+          for (const auto& [k, v] : r.items())
+            keys.push_back(k);
+          if (columns.empty())
+            columns = keys;
+          else if (keys != columns)
+            throw ConfigError(SourceLocation{file, 0, 0}, "rows with other columns than the first shard's",
+                              "shards of one sweep");
           std::size_t p = r["point"];
           if (rows.count(p))
             throw ConfigError(SourceLocation{file, 0, 0}, "point " + std::to_string(p) + " appears in two shards",
@@ -212,8 +178,8 @@ void add_merge_command(CLI::App& app, Action& action)
       for (auto& [p, r] : rows)
         ordered.push_back(r);
       OutputSet files;
-      files.add(opt->out + "/results.csv", rows_to_csv(ordered));
-      files.add(opt->out + "/results.json", rows_to_json(name, ordered));
+      files.add(opt->out + "/results.csv", rows_to_csv(ordered), "--out");
+      files.add(opt->out + "/results.json", rows_to_json(name, ordered), "--out");
       files.commit();
       std::fprintf(stderr, "merged %zu rows into %s\n", ordered.size(), opt->out.c_str());
       return 0;
@@ -264,7 +230,7 @@ void add_plot_command(CLI::App& app, Action& action)
       std::string out = opt->out.empty() ? directory_of(opt->csv) : opt->out;
       OutputSet files;
       for (auto& [f, bytes] : draw(t, spec, out))
-        files.add(f, bytes);
+        files.add(f, bytes, "--out");
       files.commit();
       std::fprintf(stderr, "wrote %s/%s.png and %s.svg\n", out.c_str(), spec.file.c_str(), spec.file.c_str());
       return 0;

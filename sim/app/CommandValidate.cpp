@@ -1,6 +1,7 @@
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Output.hpp"
+#include "Report.hpp"
 #include "Suggest.hpp"
 #include "Validation.hpp"
 
@@ -14,19 +15,78 @@
 namespace clustersim {
 namespace {
 
-double median(std::vector<double> v)
+std::string table(const ValidationReport& report)
 {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  std::ostringstream table;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-44s %-22s %10s %10s %8s  %s\n", "case", "metric", "measured", "predicted", "error",
+                "status");
+  table << buf;
+  for (const auto& row : report.rows) {
+    const double predicted = row["predicted"].is_null() ? 0 : row["predicted"].get<double>();
+    const double error = row["error"].is_null() ? 0 : row["error"].get<double>();
+    std::snprintf(buf, sizeof buf, "%-44s %-22s %10.4g %10.4g %+7.1f%%  %s\n", row["id"].get<std::string>().c_str(),
+                  row["metric"].get<std::string>().c_str(), row["measured"].get<double>(), predicted, 100 * error,
+                  row["status"].get<std::string>().c_str());
+    table << buf;
+  }
+  const Json& sum = report.summary;
+  table << "\n";
+  std::snprintf(buf, sizeof buf, "%-30s %6s %12s %12s\n", "source", "cases", "median |err|", "max |err|");
+  table << buf;
+  for (const auto& [s, j] : sum["by_source"].items()) {
+    std::snprintf(buf, sizeof buf, "%-30s %6zu %11.1f%% %11.1f%%\n", s.c_str(), j["count"].get<std::size_t>(),
+                  100 * j["median_abs_error"].get<double>(), 100 * j["max_abs_error"].get<double>());
+    table << buf;
+  }
+  const std::size_t misses = sum["misses"].get<std::size_t>();
+  std::snprintf(buf, sizeof buf, "%-30s %6zu %11.1f%% %11.1f%%   (%zu misses: OOM or errors)\n", "all",
+                sum["count"].get<std::size_t>(), 100 * sum["median_abs_error"].get<double>(),
+                100 * sum["max_abs_error"].get<double>(), misses);
+  table << buf;
+  if (sum.contains("cannot_build"))
+    table << "  " << sum["cannot_build"].get<std::size_t>()
+          << " case(s) could not be built; their rows give the reason (counted as misses)\n";
+  return table.str();
 }
 
-Json summary(const std::vector<double>& abs_errors)
+std::string csv(const ValidationReport& report)
 {
-  double mx = abs_errors.empty() ? 0 : *std::max_element(abs_errors.begin(), abs_errors.end());
-  return Json{{"count", abs_errors.size()}, {"median_abs_error", median(abs_errors)}, {"max_abs_error", mx}};
+  std::ostringstream csv;
+  csv << "id,metric,measured,predicted,error,status\n";
+  for (const auto& r : report.rows) {
+    std::string status = r["status"].get<std::string>();
+    if (status.find_first_of(",\"") != std::string::npos) {
+      std::string q = "\"";
+      for (char ch : status)
+        q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      status = q + "\"";
+    }
+    csv << r["id"].get<std::string>() << "," << r["metric"].get<std::string>() << "," << r["measured"].dump() << ","
+        << (r["predicted"].is_null() ? "" : r["predicted"].dump()) << ","
+        << (r["error"].is_null() ? "" : r["error"].dump()) << "," << status << "\n";
+  }
+  return csv.str();
+}
+
+/// `validate --case ID`: the full report of one case.
+int one_case(const std::vector<ValidationCase>& cases, const std::string& only, const Catalog& catalog)
+{
+  std::vector<std::string> ids;
+  for (const auto& c : cases) {
+    ids.push_back(c.id);
+    if (c.id != only)
+      continue;
+    if (!c.build_error.empty())
+      throw ConfigError(c.build_error);
+    RunMetrics m = simulate(c.experiment, catalog);
+    double p = predicted_metric(c, m);
+    std::cout << format_report(m);
+    std::printf("\n  %s: measured %.4g, predicted %.4g, error %+.1f %%\n", c.metric.c_str(), c.measured, p,
+                100 * (p - c.measured) / c.measured);
+    return 0;
+  }
+  throw ConfigError(command_line("--case"), unknown_name("case", only, ids), join(ids));
 }
 
 } // namespace
@@ -50,6 +110,8 @@ void add_validate_command(CLI::App& app, Action& action)
   cmd->add_option("--case", opt->only, "print the full report (breakdown, memory) of one case");
   cmd->callback([opt, &action] {
     action = [opt] {
+      if (!opt->csv.empty())
+        check_file(opt->csv, "--csv");
       Catalog catalog = Catalog::open();
       std::vector<ValidationCase> cases;
       for (const auto& f : opt->files) {
@@ -62,98 +124,16 @@ void add_validate_command(CLI::App& app, Action& action)
           cases.push_back(std::move(c));
         }
       }
-      if (!opt->only.empty()) {
-        std::vector<std::string> ids;
-        for (const auto& c : cases) {
-          ids.push_back(c.id);
-          if (c.id == opt->only) {
-            RunMetrics m = simulate(c.experiment, catalog);
-            double p = predicted_metric(c, m);
-            std::cout << format_report(m);
-            std::printf("\n  %s: measured %.4g, predicted %.4g, error %+.1f %%\n", c.metric.c_str(), c.measured, p,
-                        100 * (p - c.measured) / c.measured);
-            return 0;
-          }
-        }
-        throw ConfigError(command_line("--case"), unknown_name("case", opt->only, ids), join(ids));
-      }
-      std::vector<std::function<std::string()>> tasks;
-      for (const auto& c : cases)
-        tasks.push_back([&c, &catalog] { return to_json(simulate(c.experiment, catalog)).dump(); });
-      auto results = run_isolated_all(tasks, opt->jobs > 0 ? opt->jobs : available_cores());
-
-      Json rows = Json::array();
-      std::vector<double> all;
-      std::map<std::string, std::vector<double>> by_source;
-      std::ostringstream table;
-      char buf[512];
-      std::snprintf(buf, sizeof buf, "%-44s %-22s %10s %10s %8s  %s\n", "case", "metric", "measured", "predicted",
-                    "error", "status");
-      table << buf;
-      for (std::size_t i = 0; i < cases.size(); ++i) {
-        const ValidationCase& c = cases[i];
-        Json row{{"id", c.id},
-                 {"metric", c.metric + (c.metric == "tflops_per_gpu" || c.metric == "mfu" ? " (" + c.flops + ")" : "")},
-                 {"measured", c.measured}};
-        std::string status = "ok";
-        double predicted = 0;
-        double error = 0;
-        if (results[i].rfind("ERROR: ", 0) == 0) {
-          status = "error: " + results[i].substr(7);
-          row["predicted"] = nullptr;
-          row["error"] = nullptr;
-        } else {
-          RunMetrics m = metrics_from_json(Json::parse(results[i]));
-          predicted = predicted_metric(c, m);
-          error = (predicted - c.measured) / c.measured;
-          if (!m.memory.fits)
-            status = "oom";
-          row["predicted"] = predicted;
-          row["error"] = error;
-          all.push_back(std::fabs(error));
-          by_source[case_source(c.id)].push_back(std::fabs(error));
-        }
-        row["status"] = status;
-        rows.push_back(row);
-        std::snprintf(buf, sizeof buf, "%-44s %-22s %10.4g %10.4g %+7.1f%%  %s\n", c.id.c_str(),
-                      row["metric"].get<std::string>().c_str(), c.measured, predicted, 100 * error, status.c_str());
-        table << buf;
-      }
-      Json sum = summary(all);
-      Json sources = Json::object();
-      for (const auto& [s, errs] : by_source)
-        sources[s] = summary(errs);
-      sum["by_source"] = sources;
-      std::size_t misses = 0;
-      for (const auto& r : rows)
-        misses += r["status"] != "ok";
-      sum["misses"] = misses;
-      table << "\n";
-      std::snprintf(buf, sizeof buf, "%-30s %6s %12s %12s\n", "source", "cases", "median |err|", "max |err|");
-      table << buf;
-      for (const auto& [s, j] : sources.items()) {
-        std::snprintf(buf, sizeof buf, "%-30s %6zu %11.1f%% %11.1f%%\n", s.c_str(), j["count"].get<std::size_t>(),
-                      100 * j["median_abs_error"].get<double>(), 100 * j["max_abs_error"].get<double>());
-        table << buf;
-      }
-      std::snprintf(buf, sizeof buf, "%-30s %6zu %11.1f%% %11.1f%%   (%zu misses: OOM or errors)\n", "all",
-                    sum["count"].get<std::size_t>(), 100 * sum["median_abs_error"].get<double>(),
-                    100 * sum["max_abs_error"].get<double>(), misses);
-      table << buf;
+      if (!opt->only.empty())
+        return one_case(cases, opt->only, catalog);
+      ValidationReport report = run_validation(cases, catalog, opt->jobs);
       if (!opt->csv.empty()) {
-        std::ostringstream csv;
-        csv << "id,metric,measured,predicted,error,status\n";
-        for (const auto& r : rows) {
-          csv << r["id"].get<std::string>() << "," << r["metric"].get<std::string>() << "," << r["measured"].dump()
-              << "," << (r["predicted"].is_null() ? "" : r["predicted"].dump()) << ","
-              << (r["error"].is_null() ? "" : r["error"].dump()) << "," << r["status"].get<std::string>() << "\n";
-        }
         OutputSet out;
-        out.add(opt->csv, csv.str());
+        out.add(opt->csv, csv(report), "--csv");
         out.commit();
       }
-      Json j{{"cases", rows}, {"summary", sum}};
-      std::cout << (opt->json ? j.dump(2) + "\n" : table.str());
+      Json j{{"cases", report.rows}, {"summary", report.summary}};
+      std::cout << (opt->json ? j.dump(2) + "\n" : table(report));
       return 0;
     };
   });

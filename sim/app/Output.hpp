@@ -1,6 +1,8 @@
 #pragma once
-/// Output files are written only once everything succeeded: contents are staged in memory,
-/// then each file is written to a temporary name and renamed into place.
+/// Output files of a command, all or nothing: their locations are checked before any work
+/// starts (check_file / check_directory), their contents are staged in memory, then every file
+/// is written to a temporary name beside it and, once all are written, renamed into place. A
+/// failure removes the temporaries and is a ConfigError on the flag that named the file.
 
 #include <string>
 #include <utility>
@@ -10,13 +12,25 @@ namespace clustersim {
 
 class OutputSet {
 public:
-  void add(std::string path, std::string contents) { files_.emplace_back(std::move(path), std::move(contents)); }
-  /// Creates missing directories, writes every file atomically; throws std::runtime_error.
+  /// `flag` names the option the path came from ("--out"), for the error message.
+  void add(std::string path, std::string contents, std::string flag);
+  /// Creates missing directories, writes every file, then renames them into place.
   void commit() const;
 
 private:
-  std::vector<std::pair<std::string, std::string>> files_;
+  struct File {
+    std::string path;
+    std::string contents;
+    std::string flag;
+  };
+  std::vector<File> files_;
 };
+
+/// Throws ConfigError (on `flag`) unless `path` can be written as a file: not a directory, and
+/// its nearest existing ancestor a writable directory.
+void check_file(const std::string& path, const std::string& flag);
+/// The same for a directory that will hold output files.
+void check_directory(const std::string& dir, const std::string& flag);
 
 void make_directories(const std::string& dir);
 

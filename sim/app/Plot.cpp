@@ -15,12 +15,6 @@ namespace clustersim {
 
 namespace {
 
-const std::vector<std::string>& kinds()
-{
-  static const std::vector<std::string> k{"scaling", "breakdown", "mfu", "memory", "bars", "line"};
-  return k;
-}
-
 std::string read_file(const std::string& path)
 {
   std::ifstream in(path, std::ios::binary);
@@ -133,32 +127,6 @@ CsvTable parse_csv(const std::string& text, const std::string& file)
   if (t.header.empty())
     throw ConfigError(SourceLocation{file, 1, 1}, "empty CSV", "a results.csv written by clustersim");
   return t;
-}
-
-std::vector<PlotSpec> parse_plots(const YamlNode& node)
-{
-  std::vector<PlotSpec> out;
-  for (const auto& item : node.items()) {
-    YamlMap m(item, "plot");
-    PlotSpec p;
-    p.kind = m.get_choice("kind", "scaling", kinds());
-    p.x = m.get_string("x", "");
-    p.y = m.get_string("y", "");
-    p.series = m.get_string("series", "");
-    p.title = m.get_string("title", "");
-    p.file = m.get_string("file", p.kind);
-    if (auto l = m.find("labels"))
-      for (const auto& c : l->items())
-        p.labels.push_back(c.as_string());
-    p.log_y = m.get_bool("log_y", false);
-    if (p.kind == "line" && (p.x.empty() || p.y.empty()))
-      item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
-    if (p.kind == "bars" && p.y.empty())
-      item.fail("a bar plot needs a y column", "y: COLUMN");
-    m.finish();
-    out.push_back(p);
-  }
-  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const PlotSpec& spec,
@@ -328,17 +296,16 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
   return files;
 }
 
-std::vector<std::pair<std::string, std::string>> plots_from_experiment(const YamlNode& doc, const std::string& csv,
-                                                                       const std::string& outdir)
+std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& csv,
+                                                            const std::string& outdir)
 {
   std::vector<std::pair<std::string, std::string>> files;
-  for (auto& [k, v] : doc.entries())
-    if (k.as_string() == "plot") {
-      CsvTable t = parse_csv(csv, outdir + "/results.csv");
-      for (const auto& spec : parse_plots(v))
-        for (auto& f : draw(t, spec, outdir))
-          files.push_back(std::move(f));
-    }
+  if (specs.empty())
+    return files;
+  CsvTable t = parse_csv(csv, outdir + "/results.csv");
+  for (const auto& spec : specs)
+    for (auto& f : draw(t, spec, outdir))
+      files.push_back(std::move(f));
   return files;
 }
 

@@ -12,24 +12,13 @@
 /// An experiment's `plot:` section lists figures ({kind, x, y, series, title, file}); the
 /// `clustersim plot` command draws one from a results.csv.
 
-#include "Yaml.hpp"
+#include "PlotSpec.hpp"
 
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace clustersim {
-
-struct PlotSpec {
-  std::string kind = "scaling";
-  std::string x;      ///< x column (default: per kind)
-  std::string y;      ///< y column (line plots)
-  std::string series; ///< column whose values split the rows into lines
-  std::string title;
-  std::string file;                ///< base name of the output files (default: the kind)
-  std::vector<std::string> labels; ///< columns naming each bar (default: x, else the sweep axes)
-  bool log_y = false;
-};
 
 /// A parsed CSV (header + rows of cells).
 struct CsvTable {
@@ -44,10 +33,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file);
 std::vector<std::pair<std::string, std::string>> draw(const CsvTable& table, const PlotSpec& spec,
                                                       const std::string& outdir);
 
-/// The figures of an experiment's `plot:` section for its results.
-std::vector<std::pair<std::string, std::string>> plots_from_experiment(const YamlNode& doc, const std::string& csv,
-                                                                       const std::string& outdir);
-/// Reads a `plot:` section (a list of figure specs), with positions in errors.
-std::vector<PlotSpec> parse_plots(const YamlNode& node);
+/// The figures of an experiment's `plot:` section (parse_plots) for its results.csv.
+std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& csv,
+                                                            const std::string& outdir);
 
 } // namespace clustersim

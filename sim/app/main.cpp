@@ -24,6 +24,7 @@ int main(int argc, char** argv)
   clustersim::add_plot_command(app, action);
   clustersim::add_validate_command(app, action);
   clustersim::add_plan_command(app, action);
+  clustersim::add_schema_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -38,6 +38,7 @@ struct GroupView {
 
 class CollectiveAlgorithm {
 public:
+  static constexpr const char* kRegistryKind = "collective algorithm";
   virtual ~CollectiveAlgorithm() = default;
   virtual bool supports(CollOp op) const = 0;
   /// Whether the algorithm can run `op` on this group (shape, topology); default: supports(op).

@@ -28,7 +28,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("direct", [] { return std::make_unique<Direct>(); });
+const AlgorithmRegistry::Registrar reg("direct", "every rank sends its slice to every other at once; all-to-all", [] { return std::make_unique<Direct>(); });
 
 } // namespace
 } // namespace clustersim

@@ -72,7 +72,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("hier", [] { return std::make_unique<Hierarchical>(); });
+const AlgorithmRegistry::Registrar reg("hier", "intra-node ring, inter-node rings per rail, intra-node ring; all-reduce, all-gather, reduce-scatter", [] { return std::make_unique<Hierarchical>(); });
 
 } // namespace
 } // namespace clustersim

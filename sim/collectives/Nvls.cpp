@@ -42,7 +42,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("nvls", [] { return std::make_unique<Nvls>(); });
+const AlgorithmRegistry::Registrar reg("nvls", "NVLink SHARP: reduction in the NVSwitch, inside one NVLink domain; all-reduce", [] { return std::make_unique<Nvls>(); });
 
 } // namespace
 } // namespace clustersim

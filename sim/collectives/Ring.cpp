@@ -168,7 +168,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("ring", [] { return std::make_unique<Ring>(); });
+const AlgorithmRegistry::Registrar reg("ring", "NCCL ring with one rail-aligned channel per member of a node (PXN); every operation but all-to-all", [] { return std::make_unique<Ring>(); });
 
 } // namespace
 } // namespace clustersim

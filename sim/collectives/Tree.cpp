@@ -99,7 +99,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("tree", [] { return std::make_unique<Tree>(); });
+const AlgorithmRegistry::Registrar reg("tree", "NCCL double binary tree across nodes, chains inside; all-reduce", [] { return std::make_unique<Tree>(); });
 
 } // namespace
 } // namespace clustersim

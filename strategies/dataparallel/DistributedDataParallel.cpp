@@ -20,7 +20,7 @@ public:
     if (!last_mb)
       return;
     State& s = state(ctx, stage);
-    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_bytes();
+    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_comm_bytes();
     s.last_done = done;
     if (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx))
       flush(ctx, stage, s.pending);
@@ -81,7 +81,7 @@ private:
   std::vector<State> states_;
 };
 
-const DataParallelRegistry::Registrar reg("ddp", [] { return std::make_unique<Ddp>(); });
+const DataParallelRegistry::Registrar reg("ddp", "zero 0: gradients all-reduced in buckets during the last backward", [] { return std::make_unique<Ddp>(); });
 
 } // namespace
 } // namespace clustersim

@@ -63,17 +63,17 @@ public:
     if (zero_ == 1 && !last_mb)
       return;
     State& s = state(ctx, stage);
-    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_bytes();
+    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_comm_bytes();
     s.last_done = done;
     bool per_unit = zero_ == 3;
-    if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx, ctx.grad_bytes())))
+    if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx, ctx.grad_comm_bytes())))
       flush(ctx, stage, s.pending);
   }
 
   void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
   {
     State& s = state(ctx, stage);
-    const double grad_bucket = bucket(ctx, ctx.grad_bytes());
+    const double grad_bucket = bucket(ctx, ctx.grad_comm_bytes());
     while (s.pending > 0)
       flush(ctx, stage, std::min(grad_bucket, s.pending));
     std::vector<std::vector<TaskId>> deps = extra;
@@ -88,12 +88,12 @@ public:
     if (zero_ == 3 || ctx.training().overlap.param_gather || dp_size(ctx) == 1)
       return;
     // gather the updated parameters back, exposed
-    double total = params * ctx.param_bytes();
+    double total = params * ctx.param_comm_bytes();
     std::vector<std::vector<TaskId>> after(opt.size());
     for (std::size_t i = 0; i < opt.size(); ++i)
       after[i].push_back(opt[i]);
     while (total > 0) {
-      double b = std::min(bucket(ctx, ctx.param_bytes()), total);
+      double b = std::min(bucket(ctx, ctx.param_comm_bytes()), total);
       total -= b;
       ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, b, Stream::dp_gather,
                      {Category::dp_comm, "dp_param_all_gather", -1, -1}, after);
@@ -136,9 +136,9 @@ private:
     const auto& units = ctx.units(stage);
     double acc = 0;
     int index = 0;
-    const double limit = bucket(ctx, ctx.param_bytes());
+    const double limit = bucket(ctx, ctx.param_comm_bytes());
     for (const auto& u : units) {
-      double bytes = u.params * ctx.param_bytes();
+      double bytes = u.params * ctx.param_comm_bytes();
       if (acc > 0 && acc + bytes > limit) {
         s.gather_bytes.push_back(acc);
         acc = 0;
@@ -168,7 +168,7 @@ private:
     for (std::size_t i = 0; i < ranks.size(); ++i)
       if (start[i] != kNone)
         deps[i].push_back(start[i]);
-    double bytes = ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.param_bytes();
+    double bytes = ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.param_comm_bytes();
     auto ag = ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, bytes, Stream::dp_gather,
                              {Category::dp_comm, "zero3_param_all_gather", -1, -1}, deps);
     history = now;
@@ -200,9 +200,9 @@ private:
   std::vector<State> states_;
 };
 
-const DataParallelRegistry::Registrar r1("zero1", [] { return std::make_unique<Zero>(1); });
-const DataParallelRegistry::Registrar r2("zero2", [] { return std::make_unique<Zero>(2); });
-const DataParallelRegistry::Registrar r3("zero3", [] { return std::make_unique<Zero>(3); });
+const DataParallelRegistry::Registrar r1("zero1", "optimizer states sharded (Megatron distributed optimizer): gradients reduce-scattered, parameters all-gathered", [] { return std::make_unique<Zero>(1); });
+const DataParallelRegistry::Registrar r2("zero2", "gradients sharded too: reduce-scattered every micro-batch", [] { return std::make_unique<Zero>(2); });
+const DataParallelRegistry::Registrar r3("zero3", "parameters sharded too (FSDP): all-gathered before every forward and backward", [] { return std::make_unique<Zero>(3); });
 
 } // namespace
 } // namespace clustersim

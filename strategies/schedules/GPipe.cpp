@@ -20,7 +20,7 @@ public:
   }
 };
 
-const ScheduleRegistry::Registrar reg("gpipe", [] { return std::make_unique<GPipe>(); });
+const ScheduleRegistry::Registrar reg("gpipe", "all forwards, then all backwards; every micro-batch in flight", [] { return std::make_unique<GPipe>(); });
 
 } // namespace
 } // namespace clustersim

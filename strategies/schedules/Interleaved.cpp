@@ -36,7 +36,7 @@ public:
   }
 };
 
-const ScheduleRegistry::Registrar reg("interleaved", [] { return std::make_unique<Interleaved>(); });
+const ScheduleRegistry::Registrar reg("interleaved", "Megatron interleaved 1F1B over vpp model chunks per rank; bubble (p-1)/(v m)", [] { return std::make_unique<Interleaved>(); });
 
 } // namespace
 } // namespace clustersim

@@ -28,7 +28,7 @@ public:
   }
 };
 
-const ScheduleRegistry::Registrar reg("1f1b", [] { return std::make_unique<OneFOneB>(); });
+const ScheduleRegistry::Registrar reg("1f1b", "PipeDream-Flush: warm-up, one forward one backward, drain; at most p-s micro-batches in flight", [] { return std::make_unique<OneFOneB>(); });
 
 } // namespace
 } // namespace clustersim

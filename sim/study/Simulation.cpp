@@ -11,33 +11,74 @@
 #include "Units.hpp"
 
 #include <cmath>
+#include <numeric>
+#include <stdexcept>
 #include <cstdio>
 #include <sstream>
 
 namespace clustersim {
 
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+namespace {
+
+/// How the step is simulated: folded (one rank per stage) or every rank, and why.
+struct ModeChoice {
+  bool fold = false;
+  bool analytic = false;
+  std::string name;
+  std::string reason;
+};
+
+ModeChoice choose_mode(const ExperimentSpec& e)
 {
-  // fewer GPUs than a node: one node, the rest of its GPUs idle
-  ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
-  CostModel cost(e.model, e.training, e.platform.node.gpu);
   // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
+  ModeChoice c;
   const std::string contention = replica_contention(e.platform);
-  const bool replicas = e.training.tp * e.training.cp * e.training.dp > 1;
-  const bool analytic = e.mode == "analytic";
-  const bool fold = (analytic || (e.mode == "auto" && contention.empty())) && replicas;
-  StepPlan plan = build_step(cost, fold);
-  const double peak = e.platform.node.gpu.peak(e.training.precision);
-  CollectiveEngine collectives(cluster, catalog.protocols());
-  ExecutionResult res;
-  if (analytic) {
-    res = evaluate_contention_free(plan.workload, collectives);
-  } else {
-    SimPlatform platform(cluster, peak);
-    res = execute(plan.workload, platform, collectives);
-  }
+  const bool replicas = static_cast<long long>(e.training.tp) * e.training.cp * e.training.dp > 1;
+  c.analytic = e.mode == "analytic";
+  c.fold = (c.analytic || e.mode == "folded" || (e.mode == "auto" && contention.empty())) && replicas;
+  c.name = c.analytic ? "analytic" : c.fold ? "folded" : "full";
+  if (c.analytic)
+    c.reason = "contention-free evaluation of the task graph: every collective and transfer at its idle-link "
+               "time, a lower bound where they overlap on shared links";
+  else if (c.fold && !contention.empty())
+    c.reason = "replicas folded as requested, though they can contend (" + contention +
+               "): an approximation that ignores that contention";
+  else if (c.fold)
+    c.reason = "tensor-, context- and data-parallel replicas mirror one rank per stage; they cannot contend on " +
+               e.platform.name;
+  else if (e.mode == "full")
+    c.reason = "every rank simulated, as requested";
+  else if (!replicas)
+    c.reason = "no replicas to fold";
+  else
+    c.reason = "every rank simulated: replicas can contend (" + contention + ")";
+  return c;
+}
 
+/// Every collective of the step has a plan: an algorithm forced by training.collective_algo
+/// that cannot run one of them is the experiment's error, at that key.
+void plan_collectives(const Workload& w, CollectiveEngine& engine, const ExperimentSpec& e)
+{
+  for (std::uint32_t call = 0; call < w.collectives().size(); ++call) {
+    try {
+      engine.plan(w, call);
+    } catch (const std::invalid_argument& err) {
+      const CollectiveCall& c = w.collectives()[call];
+      throw ConfigError(e.at("training.collective_algo"),
+                        "collective_algo '" + e.training.collective_algo + "' cannot run " + to_string(c.op) +
+                            " on a group of " + std::to_string(w.groups()[c.group].ranks.size()) +
+                            " ranks, which this layout needs (" + to_string(c.category) + ")",
+                        "auto, or an algorithm that runs every collective of the step", ConfigError::Kind::rule);
+    }
+  }
+}
+
+/// The report's metrics of a simulated step.
+RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const StepPlan& plan, const ExecutionResult& res,
+                      const ModeChoice& mode)
+{
+  const double peak = e.platform.node.gpu.peak(e.training.precision);
   RunMetrics m;
   m.name = e.name;
   m.platform = e.platform.name;
@@ -46,19 +87,8 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   m.training = e.training;
   m.tasks = plan.workload.tasks().size();
   m.simulated_ranks = plan.workload.simulated_ranks();
-  m.mode = analytic ? "analytic" : fold ? "folded" : "full";
-  if (analytic)
-    m.mode_reason = "contention-free evaluation of the task graph: every collective and transfer at its idle-link "
-                    "time, a lower bound where they overlap on shared links";
-  else if (fold)
-    m.mode_reason = "tensor-, context- and data-parallel replicas mirror one rank per stage; they cannot contend on " +
-                    e.platform.name;
-  else if (e.mode == "full")
-    m.mode_reason = "every rank simulated, as requested";
-  else if (!replicas)
-    m.mode_reason = "no replicas to fold";
-  else
-    m.mode_reason = "every rank simulated: replicas can contend (" + contention + ")";
+  m.mode = mode.name;
+  m.mode_reason = mode.reason;
   m.stats = res.stats;
   m.step_time_s = res.makespan;
   m.model_flops_per_step = cost.model_flops_per_step();
@@ -76,7 +106,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   m.gpu_hours = m.time_to_train_s / 3600 * gpus;
   const double nodes = std::ceil(gpus / e.platform.node.gpus);
   const double watts =
-      (gpus * e.platform.node.gpu.tdp_watts + nodes * e.platform.cost.node_overhead_watts) * e.platform.cost.pue;
+      (gpus * e.platform.node.gpu.board_watts() + nodes * e.platform.cost.node_overhead_watts) * e.platform.cost.pue;
   m.energy_mwh = watts * m.time_to_train_s / 3600 / 1e6;
   m.cost_usd = m.gpu_hours * e.platform.cost.usd_per_gpu_hour;
   std::uint32_t rank = busiest_rank(plan.workload, res);
@@ -86,6 +116,28 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   Layout layout(e.training);
   m.critical_stage = layout.coord(static_cast<int>(rank), Dim::pp);
   m.memory = cost.peak_memory();
+  return m;
+}
+
+} // namespace
+
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+{
+  // fewer GPUs than a node: one node, the rest of its GPUs idle
+  ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  const ModeChoice mode = choose_mode(e);
+  StepPlan plan = build_step(cost, mode.fold);
+  CollectiveEngine collectives(cluster, catalog.protocols());
+  plan_collectives(plan.workload, collectives, e);
+  ExecutionResult res;
+  if (mode.analytic) {
+    res = evaluate_contention_free(plan.workload, collectives);
+  } else {
+    SimPlatform platform(cluster, e.platform.node.gpu.peak(e.training.precision));
+    res = execute(plan.workload, platform, collectives);
+  }
+  RunMetrics m = metrics_of(e, cost, plan, res, mode);
   if (trace)
     *trace = chrome_trace(plan.workload, res, cluster, e.name);
   return m;
@@ -100,11 +152,18 @@ RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog)
 ExperimentSpec baseline_of(const ExperimentSpec& e)
 {
   ExperimentSpec b = e;
-  int mp = e.training.model_parallel();
-  int base = e.baseline_gpus > 0 ? e.baseline_gpus : e.platform.node.gpus;
+  const int mp = e.training.model_parallel();
+  const int node = e.platform.node.gpus;
+  int base = e.baseline_gpus > 0 ? e.baseline_gpus : node;
   if (base < mp)
     base = mp;
   base -= base % mp;
+  // a baseline beyond one node is whole nodes: the smallest count holding whole replicas on
+  // whole nodes (tp 4 x pp 3 on 8-GPU nodes: 24), or the run itself
+  if (base > node && base % node != 0)
+    base = std::lcm(mp, node);
+  if (base > e.gpus)
+    base = e.gpus;
   b.gpus = base;
   b.training.dp = base / mp;
   b.training.global_batch = e.training.global_batch / e.training.dp * b.training.dp;
@@ -277,96 +336,6 @@ RunMetrics metrics_from_json(const Json& j)
   m.mode_reason = s.at("reason");
   m.simulated_ranks = s.at("simulated_ranks");
   return m;
-}
-
-// ------------------------------------------------------------------ terminal report
-
-std::string format_report(const RunMetrics& m)
-{
-  const TrainingSpec& t = m.training;
-  std::ostringstream o;
-  char buf[256];
-  auto line = [&](const char* label, const std::string& value) {
-    std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());
-    o << buf;
-  };
-  auto pct = [](double f) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
-    return std::string(b);
-  };
-  auto num = [](double v, int digits) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", digits, v);
-    return std::string(b);
-  };
-  o << m.name << "\n";
-  std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
-                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
-                to_string(t.schedule), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
-  o << buf;
-  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s\n\n", t.micro_batch, t.global_batch,
-                to_string(t.precision));
-  o << buf;
-  line("step time", format_time(m.step_time_s));
-  line("MFU", pct(m.mfu));
-  line("HFU", pct(m.hfu));
-  line("TFLOP/s per GPU (model)", num(m.tflops_per_gpu_model, 1));
-  line("TFLOP/s per GPU (hardware)", num(m.tflops_per_gpu_hardware, 1));
-  line("tokens/s", num(m.tokens_per_s, 0));
-  line("tokens/s per GPU", num(m.tokens_per_s_per_gpu, 1));
-  std::snprintf(buf, sizeof buf, "%.1f %% (vs %d GPUs)", 100 * m.scaling_efficiency, m.baseline_gpus);
-  line("scaling efficiency", buf);
-  // 3 significant digits with a k / M / G suffix: "2.07 M GPU-hours", "$3.70 M"
-  auto si = [](double v) {
-    static const char* suffix[] = {"", " k", " M", " G", " T"};
-    int k = 0;
-    while (std::fabs(v) >= 1000 && k < 4) {
-      v /= 1000;
-      ++k;
-    }
-    char s[32];
-    std::snprintf(s, sizeof s, "%.3g%s", v, suffix[k]);
-    return std::string(s);
-  };
-  std::snprintf(buf, sizeof buf, "%.1f days, %s GPU-hours, %s MWh, $%s", m.time_to_train_s / 86400,
-                si(m.gpu_hours).c_str(), si(m.energy_mwh).c_str(), si(m.cost_usd).c_str());
-  char budget[64];
-  std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
-  line(budget, buf);
-  o << "\n  step breakdown (rank " << m.breakdown.rank << ", pipeline stage " << m.critical_stage << ")\n";
-  const Breakdown& b = m.breakdown;
-  auto share = [&](const char* label, double v) {
-    std::snprintf(buf, sizeof buf, "    %-26s %12s  %5.1f %%\n", label, format_time(v).c_str(),
-                  m.step_time_s > 0 ? 100 * v / m.step_time_s : 0.0);
-    o << buf;
-  };
-  share("compute", b.compute - b.recompute);
-  share("recompute", b.recompute);
-  share("optimizer", b.optimizer);
-  share("exposed TP comm", b.exposed_tp);
-  share("exposed CP comm", b.exposed_cp);
-  share("exposed PP comm", b.exposed_pp);
-  share("exposed DP comm", b.exposed_dp);
-  if (b.exposed_ep > 0)
-    share("exposed EP comm", b.exposed_ep);
-  share("pipeline bubble / wait", b.bubble);
-  if (b.other > 0)
-    share("other", b.other);
-  const MemoryBreakdown& mem = m.memory;
-  std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
-                format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),
-                mem.fits ? "fits" : ("OUT OF MEMORY (dominated by " + mem.dominant + ")").c_str());
-  o << buf;
-  std::snprintf(
-      buf, sizeof buf, "    weights %s, gradients %s, optimizer %s, activations %s, buffers %s, reserved %s\n",
-      format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
-      format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
-  o << buf;
-  std::snprintf(buf, sizeof buf, "\n  simulation: %s, %u of %d ranks (%s)\n", m.mode.c_str(), m.simulated_ranks, m.gpus,
-                m.mode_reason.c_str());
-  o << buf;
-  return o.str();
 }
 
 } // namespace clustersim

@@ -66,7 +66,5 @@ ExperimentSpec baseline_of(const ExperimentSpec& e);
 
 Json to_json(const RunMetrics& m);
 RunMetrics metrics_from_json(const Json& j);
-/// Human-readable report.
-std::string format_report(const RunMetrics& m);
 
 } // namespace clustersim

@@ -68,7 +68,7 @@ PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& wh
       throw ConfigError(where, unknown_name("platform", name, names), join(names));
     }
   }
-  return load_platform(path, *gpus_);
+  return load_platform(path, *gpus_, protocols_->transports());
 }
 
 } // namespace clustersim

@@ -1,0 +1,99 @@
+#include "Report.hpp"
+
+#include "Units.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace clustersim {
+
+std::string format_report(const RunMetrics& m)
+{
+  const TrainingSpec& t = m.training;
+  std::ostringstream o;
+  char buf[256];
+  auto line = [&](const char* label, const std::string& value) {
+    std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());
+    o << buf;
+  };
+  auto pct = [](double f) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
+    return std::string(b);
+  };
+  auto num = [](double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return std::string(b);
+  };
+  o << m.name << "\n";
+  std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
+                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
+                to_string(t.schedule), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s\n\n", t.micro_batch, t.global_batch,
+                to_string(t.precision));
+  o << buf;
+  line("step time", format_time(m.step_time_s));
+  line("MFU", pct(m.mfu));
+  line("HFU", pct(m.hfu));
+  line("TFLOP/s per GPU (model)", num(m.tflops_per_gpu_model, 1));
+  line("TFLOP/s per GPU (hardware)", num(m.tflops_per_gpu_hardware, 1));
+  line("tokens/s", num(m.tokens_per_s, 0));
+  line("tokens/s per GPU", num(m.tokens_per_s_per_gpu, 1));
+  std::snprintf(buf, sizeof buf, "%.1f %% (vs %d GPUs)", 100 * m.scaling_efficiency, m.baseline_gpus);
+  line("scaling efficiency", buf);
+  // 3 significant digits with a k / M / G suffix: "2.07 M GPU-hours", "$3.70 M"
+  auto si = [](double v) {
+    static const char* suffix[] = {"", " k", " M", " G", " T"};
+    int k = 0;
+    while (std::fabs(v) >= 1000 && k < 4) {
+      v /= 1000;
+      ++k;
+    }
+    char s[32];
+    std::snprintf(s, sizeof s, "%.3g%s", v, suffix[k]);
+    return std::string(s);
+  };
+  std::snprintf(buf, sizeof buf, "%.1f days, %s GPU-hours, %s MWh, $%s", m.time_to_train_s / 86400,
+                si(m.gpu_hours).c_str(), si(m.energy_mwh).c_str(), si(m.cost_usd).c_str());
+  char budget[64];
+  std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
+  line(budget, buf);
+  o << "\n  step breakdown (rank " << m.breakdown.rank << ", pipeline stage " << m.critical_stage << ")\n";
+  const Breakdown& b = m.breakdown;
+  auto share = [&](const char* label, double v) {
+    std::snprintf(buf, sizeof buf, "    %-26s %12s  %5.1f %%\n", label, format_time(v).c_str(),
+                  m.step_time_s > 0 ? 100 * v / m.step_time_s : 0.0);
+    o << buf;
+  };
+  share("compute", b.compute - b.recompute);
+  share("recompute", b.recompute);
+  share("optimizer", b.optimizer);
+  share("exposed TP comm", b.exposed_tp);
+  share("exposed CP comm", b.exposed_cp);
+  share("exposed PP comm", b.exposed_pp);
+  share("exposed DP comm", b.exposed_dp);
+  if (b.exposed_ep > 0)
+    share("exposed EP comm", b.exposed_ep);
+  share("pipeline bubble / wait", b.bubble);
+  if (b.other > 0)
+    share("other", b.other);
+  const MemoryBreakdown& mem = m.memory;
+  std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
+                format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),
+                mem.fits ? "fits" : ("OUT OF MEMORY (dominated by " + mem.dominant + ")").c_str());
+  o << buf;
+  std::snprintf(
+      buf, sizeof buf, "    weights %s, gradients %s, optimizer %s, activations %s, buffers %s, reserved %s\n",
+      format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
+      format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
+  o << buf;
+  std::snprintf(buf, sizeof buf, "\n  simulation: %s, %u of %d ranks (%s)\n", m.mode.c_str(), m.simulated_ranks, m.gpus,
+                m.mode_reason.c_str());
+  o << buf;
+  return o.str();
+}
+
+} // namespace clustersim

@@ -1,0 +1,218 @@
+#include "Experiment.hpp"
+
+#include "collectives/CollectiveAlgorithm.hpp"
+#include "PlotSpec.hpp"
+#include "Protocols.hpp"
+#include "Suggest.hpp"
+#include "Sweep.hpp"
+#include "Validation.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace clustersim {
+
+const Section& experiment_section()
+{
+  using K = KeySpec;
+  static const Section s{"experiment",
+                         "an experiment document: a model on a cluster with training settings",
+                         {
+                             K::string("name", "", "what reports call it").computed("the file's path"),
+                             K::string("description", "", "one line for reports and sweeps"),
+                             K::value("model", "a preset name, a mapping of dimensions, or {hf_config: FILE}").must(),
+                             K::section("cluster", "cluster", "the platform and the number of GPUs").must(),
+                             K::section("training", "training", "parallel layout, batch, precision, framework").must(),
+                             K::section("baseline", "baseline", "the scaling-efficiency baseline"),
+                             K::section("simulation", "simulation", "how the step is simulated"),
+                             K::section("budget", "budget", "the token budget of time-to-train, GPU-hours and cost"),
+                             K::section("sweep", "sweep", "run once per point of these axes"),
+                             K::list("plot", "figures drawn from a sweep's results (section plot, one per item)"),
+                         }};
+  return s;
+}
+
+const Section& cluster_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "cluster",
+      "the cluster the step runs on",
+      {
+          K::string("platform", "", "a platform of platforms/ by name, or a path to a platform file").must(),
+          K::integer("gpus", 0, 1, 1 << 22, "GPUs (whole nodes beyond one node)").must().counts("GPUs"),
+      }};
+  return s;
+}
+
+const Section& baseline_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "baseline",
+      "what scaling efficiency is measured against",
+      {K::integer("gpus", 0, 1, 1 << 22, "GPUs of the baseline run (same per-replica work)")
+           .computed("one node, or the smallest count holding a tp*pp*cp replica on whole nodes")
+           .counts("GPUs")}};
+  return s;
+}
+
+const Section& simulation_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "simulation",
+      "how the step is simulated",
+      {K::choice("mode", "auto", {"auto", "folded", "full", "analytic"},
+                 "auto: fold replicas where exact; folded: fold anyway (approximate where replicas contend); "
+                 "full: every rank; analytic: contention-free task graph")}};
+  return s;
+}
+
+const Section& budget_section()
+{
+  using K = KeySpec;
+  static const Section s{"budget",
+                         "what a training run costs at the simulated throughput",
+                         {K::number("tokens", 1e12, 1, 1e18, "tokens to train").counts("tokens")}};
+  return s;
+}
+
+std::vector<const Section*> all_sections()
+{
+  return {&experiment_section(), &model_section(),         &cluster_section(),    &training_section(),
+          &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
+          &budget_section(),     &sweep_section(),         &sweep_range_section(), &plot_section(),
+          &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
+          &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
+          &fabric_section(),     &cost_section(),          &gpu_catalog_section(), &kernels_section(),
+          &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section()};
+}
+
+SourceLocation ExperimentSpec::at(const std::string& key) const
+{
+  auto it = where.find(key);
+  if (it != where.end())
+    return it->second;
+  return SourceLocation{file, 0, 0};
+}
+
+void check_collective_algo(const std::string& algo, const SourceLocation& where)
+{
+  const auto slash = algo.find('/');
+  const std::string name = algo.substr(0, slash);
+  const std::string protocol = slash == std::string::npos ? "" : algo.substr(slash + 1);
+  const auto& registry = AlgorithmRegistry::instance();
+  std::vector<std::string> names{"auto"};
+  for (const auto& n : registry.names())
+    names.push_back(n);
+  const std::string valid = "auto, or NAME[/PROTOCOL] with NAME one of " +
+                            RegistryDirectory::instance().describe(CollectiveAlgorithm::kRegistryKind);
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw ConfigError(where, unknown_name("collective algorithm", name, names), valid);
+  if (slash == std::string::npos)
+    return;
+  std::vector<std::string> protocols =
+      name == "auto" ? protocol_names() : registry.make(name)->protocols();
+  if (std::find(protocols.begin(), protocols.end(), protocol) == protocols.end())
+    throw ConfigError(where, unknown_name("protocol of " + name, protocol, protocols), join(protocols));
+}
+
+namespace {
+
+void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
+{
+  SectionReader cluster(map.require("cluster"), cluster_section());
+  YamlNode platform = cluster.require("platform");
+  e.platform = catalog.platform(platform.as_string(), platform.where(), e.file);
+  YamlNode gpus = cluster.require("gpus");
+  e.gpus = static_cast<int>(cluster.integer("gpus"));
+  if (e.gpus > e.platform.node.gpus && e.gpus % e.platform.node.gpus != 0)
+    gpus.fail(std::to_string(e.gpus) + " GPUs is not a multiple of the " + std::to_string(e.platform.node.gpus) +
+                  " GPUs per node of '" + e.platform.name + "'",
+              "up to one node, or a multiple of " + std::to_string(e.platform.node.gpus));
+  e.where["cluster.platform"] = platform.where();
+  e.where["cluster.gpus"] = gpus.where();
+  cluster.finish();
+}
+
+void check_precision(const YamlNode& training, const ExperimentSpec& e)
+{
+  if (e.platform.node.gpu.supports(e.training.precision))
+    return;
+  std::vector<std::string> ok;
+  for (const auto& n : precision_names())
+    if (e.platform.node.gpu.supports(parse_precision(n)))
+      ok.push_back(n);
+  throw ConfigError(e.at("training.precision").line > 0 ? e.at("training.precision") : training.where(),
+                    std::string("GPU '") + e.platform.node.gpu.id + "' has no " + to_string(e.training.precision) +
+                        " support",
+                    join(ok));
+}
+
+void read_baseline(SectionReader& top, ExperimentSpec& e)
+{
+  auto b = top.find("baseline");
+  if (!b)
+    return;
+  SectionReader bm(*b, baseline_section());
+  YamlNode g = bm.require("gpus");
+  e.baseline_gpus = static_cast<int>(g.as_int(1, e.gpus));
+  if (e.baseline_gpus % e.training.model_parallel() != 0)
+    g.fail("baseline of " + std::to_string(e.baseline_gpus) +
+               " GPUs cannot hold one tp*pp*cp = " + std::to_string(e.training.model_parallel()) + " replica",
+           "a multiple of tp*pp*cp");
+  const int node = e.platform.node.gpus;
+  if (e.baseline_gpus > node && e.baseline_gpus % node != 0)
+    g.fail("baseline of " + std::to_string(e.baseline_gpus) + " GPUs is not whole " + e.platform.name + " nodes",
+           "up to one node, or a multiple of " + std::to_string(node));
+  bm.finish();
+}
+
+} // namespace
+
+void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
+{
+  YamlNode model = map.require("model");
+  e.model = parse_model(model, catalog.models_dir());
+  read_cluster(map, catalog, e);
+  YamlNode training = map.require("training");
+  SourceMap where;
+  e.training = parse_training(training, e.gpus, e.model, &where);
+  for (const auto& [k, loc] : where)
+    e.where["training." + k] = loc;
+  check_precision(training, e);
+  check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
+}
+
+ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog)
+{
+  return parse_experiment(YamlNode::load_file(path), catalog);
+}
+
+ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
+{
+  ExperimentSpec e;
+  e.file = root.file();
+  SectionReader top(root, experiment_section());
+  e.name = top.has("name") ? top.string("name") : e.file;
+  e.description = top.string("description");
+  read_case_sections(top, catalog, e);
+  read_baseline(top, e);
+  if (auto s = top.find("simulation")) {
+    SectionReader sm(*s, simulation_section());
+    e.mode = sm.choice("mode");
+    sm.finish();
+  }
+  if (auto b = top.find("budget")) {
+    SectionReader bm(*b, budget_section());
+    e.budget_tokens = bm.number("tokens");
+    bm.finish();
+  }
+  top.find("sweep"); // read by parse_sweep
+  top.find("plot");  // read by parse_plots
+  top.finish();
+  return e;
+}
+
+} // namespace clustersim

@@ -1,0 +1,60 @@
+#pragma once
+/// An experiment: a model on a cluster with training settings — the same three sections as
+/// a validation case (`model`, `cluster`, `training`, key names of experiments/validation)
+/// plus a name, the scaling baseline, the simulation mode and the token budget.
+
+#include "Catalog.hpp"
+#include "ModelSpec.hpp"
+#include "Schema.hpp"
+#include "TrainingSpec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+struct ExperimentSpec {
+  std::string name;
+  std::string description;
+  std::string file;
+  ModelSpec model;
+  PlatformSpec platform;
+  int gpus = 0;
+  TrainingSpec training;
+  int baseline_gpus = 0; ///< scaling-efficiency baseline; 0 = one node
+  /// "auto": fold symmetric replicas when they cannot contend (exact); "folded": fold even where
+  /// they can (an approximation the report names); "full": every rank; "analytic": the
+  /// contention-free evaluation of the task graph.
+  std::string mode = "auto";
+  double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
+  /// Where each key was written ("training.tp", "cluster.gpus", ...), for errors found after
+  /// parsing; empty for experiments built in code.
+  SourceMap where;
+
+  /// The position of a key, or of the file when it was not written (or built in code).
+  SourceLocation at(const std::string& key) const;
+};
+
+/// The keys of an experiment document and of its sections.
+const Section& experiment_section();
+const Section& cluster_section();
+const Section& baseline_section();
+const Section& simulation_section();
+const Section& budget_section();
+/// Every table of the experiment schema, validation files and platforms, in the order
+/// `clustersim schema` lists them.
+std::vector<const Section*> all_sections();
+
+/// Reads `model`, `cluster` and `training` from `map` (the other keys are the caller's).
+void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSpec& out);
+
+ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog);
+/// Parses an experiment document (keys: name, description, model, cluster, training,
+/// baseline, simulation, budget; `sweep` and `plot` are accepted and read elsewhere).
+ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog);
+
+/// `training.collective_algo`: "auto", or a registered algorithm with, optionally, one of its
+/// protocols ("ring/simple"); otherwise a ConfigError at `where` listing the valid ones.
+void check_collective_algo(const std::string& algo, const SourceLocation& where);
+
+} // namespace clustersim

@@ -1,0 +1,56 @@
+#include "PlotSpec.hpp"
+
+namespace clustersim {
+
+const std::vector<std::string>& plot_kinds()
+{
+  static const std::vector<std::string> k{"scaling", "breakdown", "mfu", "memory", "bars", "line"};
+  return k;
+}
+
+const Section& plot_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "plot",
+      "one figure drawn from a sweep's results.csv",
+      {
+          K::choice("kind", "scaling", plot_kinds(), "what the figure shows"),
+          K::string("x", "", "x column").computed("gpus for scaling, the row labels for bars"),
+          K::string("y", "", "y column (line and bars)"),
+          K::string("series", "", "column whose values make separate lines"),
+          K::string("title", "", "figure title"),
+          K::string("file", "", "base name of FILE.png and FILE.svg").computed("the kind"),
+          K::list("labels", "columns naming each bar"),
+          K::boolean("log_y", false, "logarithmic y axis"),
+      }};
+  return s;
+}
+
+std::vector<PlotSpec> parse_plots(const YamlNode& node)
+{
+  std::vector<PlotSpec> out;
+  for (const auto& item : node.items()) {
+    SectionReader m(item, plot_section());
+    PlotSpec p;
+    p.kind = m.choice("kind");
+    p.x = m.string("x");
+    p.y = m.string("y");
+    p.series = m.string("series");
+    p.title = m.string("title");
+    p.file = m.has("file") ? m.string("file") : p.kind;
+    if (auto l = m.find("labels"))
+      for (const auto& c : l->items())
+        p.labels.push_back(c.as_string());
+    p.log_y = m.boolean("log_y");
+    if (p.kind == "line" && (p.x.empty() || p.y.empty()))
+      item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
+    if (p.kind == "bars" && p.y.empty())
+      item.fail("a bar plot needs a y column", "y: COLUMN");
+    m.finish();
+    out.push_back(p);
+  }
+  return out;
+}
+
+} // namespace clustersim

@@ -1,0 +1,36 @@
+#pragma once
+/// The `plot:` section of an experiment: figures drawn from a sweep's results (the command line
+/// draws them, with gnuplot). Kinds:
+///   scaling    scaling efficiency (%) against GPUs, one line per series, ideal at 100 %
+///   breakdown  step time (s) as stacked bars, one bar per row
+///   mfu        MFU (%) per row, as bars
+///   memory     memory per GPU (GiB) as stacked bars, with the GPU's capacity as a line
+///   bars       any column per row, as bars (y)
+///   line       any column against any column
+
+#include "Schema.hpp"
+#include "Yaml.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+struct PlotSpec {
+  std::string kind = "scaling";
+  std::string x;      ///< x column (default: per kind)
+  std::string y;      ///< y column (line plots)
+  std::string series; ///< column whose values split the rows into lines
+  std::string title;
+  std::string file;                ///< base name of the output files (default: the kind)
+  std::vector<std::string> labels; ///< columns naming each bar (default: x, else the sweep axes)
+  bool log_y = false;
+};
+
+const std::vector<std::string>& plot_kinds();
+/// The keys of one figure of a `plot:` list.
+const Section& plot_section();
+/// Reads a `plot:` section (a list of figure specs), with positions in errors.
+std::vector<PlotSpec> parse_plots(const YamlNode& node);
+
+} // namespace clustersim

@@ -1,0 +1,513 @@
+#include "Sweep.hpp"
+
+#include "Experiment.hpp"
+#include "Isolated.hpp"
+#include "Suggest.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace clustersim {
+
+const Section& sweep_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "sweep",
+      "run the experiment once per point of its axes",
+      {
+          K::choice("mode", "product", {"product", "zip"}, "product: every combination; zip: the lists in lockstep"),
+          K::section("axes", "", "PATH: [values] or PATH: {from, to, step | factor}; PATH a scalar key, e.g. "
+                                 "training.tp")
+              .must(),
+      }};
+  return s;
+}
+
+const Section& sweep_range_section()
+{
+  using K = KeySpec;
+  static const Section s{"sweep.range",
+                         "a range of axis values",
+                         {
+                             K::number("from", 0, -1e18, 1e18, "first value").must(),
+                             K::number("to", 0, -1e18, 1e18, "last value (inclusive)").must(),
+                             K::number("step", 1, 1e-12, 1e18, "arithmetic step"),
+                             K::number("factor", 2, 1.0000001, 1e6, "geometric factor (from > 0)")
+                                 .computed("none: a range has step or factor"),
+                         }};
+  return s;
+}
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& path)
+{
+  std::vector<std::string> parts;
+  std::stringstream s(path);
+  std::string part;
+  while (std::getline(s, part, '.'))
+    parts.push_back(part);
+  return parts;
+}
+
+const Section* section_named(const std::string& name)
+{
+  for (const Section* s : all_sections())
+    if (s->name == name)
+      return s;
+  return nullptr;
+}
+
+/// The key an axis path names, checked against the experiment's tables at the axis's position.
+const KeySpec& axis_key(const std::string& path, const YamlNode& at)
+{
+  const std::vector<std::string> parts = split_path(path);
+  const Section* section = &experiment_section();
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const KeySpec* k = section->find(parts[i]);
+    if (!k)
+      at.fail(unknown_name("axis key", parts[i], section->key_names(), section->name), join(section->key_names()));
+    if (i + 1 == parts.size()) {
+      if (!k->axis || k->type == KeyType::section || k->type == KeyType::list)
+        at.fail("axis '" + path + "' does not name a scalar of " + section->name, section->name + ".<key>");
+      return *k;
+    }
+    const Section* next = k->type == KeyType::section ? section_named(k->nested)
+                          : k->key == "model"         ? &model_section()
+                                                      : nullptr;
+    if (!next)
+      at.fail("axis '" + path + "' goes into '" + parts[i] + "', which has no keys of its own",
+              section->name + ".<key>");
+    section = next;
+  }
+  at.fail("axis '" + path + "' is empty", "a dotted path such as training.tp");
+}
+
+std::string number(double v)
+{
+  char buf[64];
+  if (std::floor(v) == v && std::fabs(v) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+/// The values of a range, counted before any is generated.
+std::vector<SweepValue> range_values(const YamlNode& v)
+{
+  SectionReader m(v, sweep_range_section());
+  const double from = m.number("from");
+  const double to = m.number("to");
+  const bool has_step = m.has("step");
+  const bool has_factor = m.has("factor");
+  if (has_step && has_factor)
+    v.fail("a range has either step or factor", "{from, to, step} or {from, to, factor}");
+  const double step = m.number("step");
+  const double factor = has_factor ? m.number("factor") : 0;
+  m.finish();
+  if (to < from)
+    v.fail("the range is empty", "from <= to");
+  double count = 0;
+  if (has_factor) {
+    if (from <= 0)
+      v.fail("a geometric range starts above 0", "from > 0 with factor");
+    count = std::floor(std::log(to / from) / std::log(factor) + 1e-9) + 1;
+  } else {
+    if (from + step == from || to + step == to)
+      v.fail("step " + number(step) + " is below the precision of the range's values", "a larger step");
+    count = std::floor((to - from) / step + 1e-9) + 1;
+  }
+  if (count > static_cast<double>(kMaxAxisValues))
+    v.fail("the range has " + number(count) + " values", "at most " + std::to_string(kMaxAxisValues));
+  std::vector<SweepValue> out;
+  const SourceLocation where = v.where();
+  if (has_factor) {
+    double x = from;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(count) && x <= to * (1 + 1e-12); ++i, x *= factor)
+      out.push_back({number(x), -1, where});
+  } else {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i)
+      out.push_back({number(from + static_cast<double>(i) * step), -1, where});
+  }
+  return out;
+}
+
+std::vector<SweepValue> axis_values(const YamlNode& v, const KeySpec& key)
+{
+  std::vector<SweepValue> out;
+  if (v.is_sequence()) {
+    auto items = v.items();
+    if (items.empty())
+      v.fail("an axis needs at least one value", "a list of one or more values");
+    if (items.size() > kMaxAxisValues)
+      v.fail("the axis has " + std::to_string(items.size()) + " values", "at most " + std::to_string(kMaxAxisValues));
+    for (std::size_t i = 0; i < items.size(); ++i)
+      out.push_back({items[i].as_string(), static_cast<int>(i), items[i].where()});
+  } else if (v.is_map()) {
+    out = range_values(v);
+  } else {
+    out.push_back({v.as_string(), -2, v.where()}); // a single scalar: the value node itself
+  }
+  for (const auto& x : out)
+    if (auto bad = check_scalar(key, x.text))
+      throw ConfigError(x.where, bad->first, bad->second);
+  return out;
+}
+
+void set_path(YAML::Node root, const std::string& path, const YAML::Node& value)
+{
+  std::vector<std::string> parts = split_path(path);
+  if (parts[0] == "model" && parts.size() > 1 && root["model"] && root["model"].IsScalar()) {
+    // a preset named by a scalar: turn it into {preset: name} to set a dimension on it
+    std::string preset = root["model"].Scalar();
+    YAML::Node m(YAML::NodeType::Map);
+    m["preset"] = preset;
+    root["model"] = m;
+  }
+  YAML::Node node = root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!node[parts[i]] || !node[parts[i]].IsMap())
+      node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    node.reset(node[parts[i]]);
+  }
+  node[parts.back()] = value;
+}
+
+std::string csv_cell(const Json& v)
+{
+  if (v.is_null())
+    return "";
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    if (s.find_first_of(",\"\n") == std::string::npos)
+      return s;
+    std::string q = "\"";
+    for (char c : s)
+      q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  if (v.is_boolean())
+    return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer() || v.is_number_unsigned())
+    return v.dump();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", v.get<double>());
+  return buf;
+}
+
+
+/// Whether an error in another file than the sweep's comes from a value of this point (a
+/// platform file it names): then it is the point's error, not the document's.
+bool named_by_point(const ConfigError& e, const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point)
+{
+  const std::string& file = e.where().file;
+  if (file == doc.file())
+    return false;
+  for (std::size_t k = 0; k < sweep.axes.size(); ++k) {
+    const std::string& v = value_of(sweep, point, k).text;
+    if (!v.empty() && file.size() >= v.size() && file.compare(file.size() - v.size(), v.size(), v) == 0)
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<SweepSpec> parse_sweep(const YamlNode& doc)
+{
+  std::optional<YamlNode> node;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "sweep")
+      node = v;
+  if (!node)
+    return std::nullopt;
+  SectionReader m(*node, sweep_section());
+  SweepSpec s;
+  s.zip = m.choice("mode") == "zip";
+  YamlNode axes = m.require("axes");
+  m.finish();
+  for (auto& [k, v] : axes.entries()) {
+    SweepAxis a;
+    a.path = k.as_string();
+    const KeySpec& key = axis_key(a.path, k);
+    for (const auto& x : s.axes)
+      if (x.path == a.path)
+        k.fail("axis '" + a.path + "' appears twice", "each axis once");
+    a.values = axis_values(v, key);
+    if (s.zip && !s.axes.empty() && a.values.size() != s.axes.front().values.size())
+      v.fail("zipped axes need equally long lists: " + std::to_string(a.values.size()) + " values here, " +
+                 std::to_string(s.axes.front().values.size()) + " for '" + s.axes.front().path + "'",
+             "lists of the same length, or mode: product");
+    if (!s.zip && !s.axes.empty() && s.points > kMaxSweepPoints / a.values.size())
+      v.fail("the sweep would have more than " + std::to_string(kMaxSweepPoints) + " points",
+             "at most " + std::to_string(kMaxSweepPoints) + " points (fewer values, or mode: zip)");
+    s.points = s.axes.empty() ? a.values.size() : s.zip ? s.points : s.points * a.values.size();
+    s.axes.push_back(std::move(a));
+  }
+  if (s.axes.empty())
+    axes.fail("a sweep needs at least one axis", "axes: {PATH: [values]}");
+  return s;
+}
+
+SweepPoint point_at(const SweepSpec& sweep, std::size_t index)
+{
+  SweepPoint p;
+  p.index = index;
+  p.choice.resize(sweep.axes.size());
+  std::size_t rest = index;
+  for (std::size_t k = sweep.axes.size(); k-- > 0;) {
+    const std::size_t n = sweep.axes[k].values.size();
+    p.choice[k] = sweep.zip ? index : rest % n; // product: the last axis varies fastest
+    rest /= n;
+  }
+  return p;
+}
+
+const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std::size_t k)
+{
+  return sweep.axes[k].values[point.choice[k]];
+}
+
+YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point)
+{
+  YamlNode fresh = doc.reparse();
+  YAML::Node root = fresh.raw();
+  // the point's value nodes, taken before the sweep section goes: list items keep their marks
+  std::vector<YAML::Node> values;
+  for (std::size_t k = 0; k < sweep.axes.size(); ++k) {
+    const SweepValue& v = value_of(sweep, point, k);
+    YAML::Node axis = root["sweep"]["axes"][sweep.axes[k].path];
+    values.push_back(v.item >= 0 ? axis[static_cast<std::size_t>(v.item)] : v.item == -2 ? axis : YAML::Node(v.text));
+  }
+  root.remove("sweep");
+  root.remove("plot");
+  for (std::size_t k = 0; k < sweep.axes.size(); ++k)
+    set_path(root, sweep.axes[k].path, values[k]);
+  return fresh;
+}
+
+Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::string& status, const std::string& reason,
+               const RunMetrics* m)
+{
+  Json row;
+  row["point"] = point.index;
+  for (std::size_t k = 0; k < sweep.axes.size(); ++k)
+    row[sweep.axes[k].path] = value_of(sweep, point, k).text;
+  row["status"] = status;
+  row["reason"] = reason;
+  auto put = [&](const char* key, double v) { row[key] = m ? Json(v) : Json(); };
+  const TrainingSpec* t = m ? &m->training : nullptr;
+  row["platform"] = m ? Json(m->platform) : Json();
+  row["model"] = m ? Json(m->model) : Json();
+  row["gpus"] = m ? Json(m->gpus) : Json();
+  row["tp"] = t ? Json(t->tp) : Json();
+  row["pp"] = t ? Json(t->pp) : Json();
+  row["dp"] = t ? Json(t->dp) : Json();
+  row["cp"] = t ? Json(t->cp) : Json();
+  row["zero"] = t ? Json(t->zero) : Json();
+  row["micro_batch"] = t ? Json(t->micro_batch) : Json();
+  row["global_batch"] = t ? Json(t->global_batch) : Json();
+  const bool ran = m && status == "ok";
+  auto perf = [&](const char* key, double v) { row[key] = ran ? Json(v) : Json(); };
+  perf("step_time_s", m ? m->step_time_s : 0);
+  perf("mfu", m ? m->mfu : 0);
+  perf("hfu", m ? m->hfu : 0);
+  perf("tokens_per_s", m ? m->tokens_per_s : 0);
+  perf("tokens_per_s_per_gpu", m ? m->tokens_per_s_per_gpu : 0);
+  perf("tflops_per_gpu_model", m ? m->tflops_per_gpu_model : 0);
+  perf("tflops_per_gpu_hardware", m ? m->tflops_per_gpu_hardware : 0);
+  perf("scaling_efficiency", m ? m->scaling_efficiency : 0);
+  perf("compute_s", m ? m->breakdown.compute - m->breakdown.recompute : 0);
+  perf("recompute_s", m ? m->breakdown.recompute : 0);
+  perf("optimizer_s", m ? m->breakdown.optimizer : 0);
+  perf("exposed_tp_s", m ? m->breakdown.exposed_tp : 0);
+  perf("exposed_cp_s", m ? m->breakdown.exposed_cp : 0);
+  perf("exposed_pp_s", m ? m->breakdown.exposed_pp : 0);
+  perf("exposed_dp_s", m ? m->breakdown.exposed_dp : 0);
+  perf("bubble_s", m ? m->breakdown.bubble : 0);
+  perf("time_to_train_days", m ? m->time_to_train_s / 86400 : 0);
+  perf("gpu_hours", m ? m->gpu_hours : 0);
+  perf("energy_mwh", m ? m->energy_mwh : 0);
+  perf("cost_usd", m ? m->cost_usd : 0);
+  put("budget_tokens", m ? m->budget_tokens : 0);
+  put("weights_bytes", m ? m->memory.weights : 0);
+  put("grads_bytes", m ? m->memory.grads : 0);
+  put("optimizer_bytes", m ? m->memory.optimizer : 0);
+  put("activations_bytes", m ? m->memory.activations : 0);
+  put("other_memory_bytes", m ? m->memory.buffers + m->memory.reserved : 0);
+  put("peak_memory_bytes", m ? m->memory.peak : 0);
+  put("memory_capacity_bytes", m ? m->memory.capacity : 0);
+  row["simulation_mode"] = ran ? Json(m->mode) : Json();
+  return row;
+}
+
+Json run_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point, const Catalog& catalog,
+               const std::string& mode)
+{
+  ExperimentSpec e;
+  try {
+    e = parse_experiment(apply_point(doc, sweep, point), catalog);
+  } catch (const ConfigError& err) {
+    if (err.kind() == ConfigError::Kind::rule)
+      return sweep_row(sweep, point, "invalid", err.problem(), nullptr);
+    return sweep_row(sweep, point, "error", err.what(), nullptr);
+  }
+  if (!mode.empty())
+    e.mode = mode;
+  try {
+    CostModel cost(e.model, e.training, e.platform.node.gpu);
+    MemoryBreakdown mem = cost.peak_memory();
+    if (!mem.fits) {
+      RunMetrics m;
+      m.platform = e.platform.name;
+      m.model = e.model.name;
+      m.gpus = e.gpus;
+      m.training = e.training;
+      m.memory = mem;
+      m.budget_tokens = e.budget_tokens;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "out of memory: %.1f GiB > %.1f GiB per GPU (dominated by %s)",
+                    mem.peak / 1073741824.0, mem.capacity / 1073741824.0, mem.dominant.c_str());
+      return sweep_row(sweep, point, "oom", buf, &m);
+    }
+    RunMetrics m = run_experiment(e, catalog);
+    return sweep_row(sweep, point, "ok", "", &m);
+  } catch (const ConfigError& err) {
+    return sweep_row(sweep, point, err.kind() == ConfigError::Kind::rule ? "invalid" : "error", err.problem(),
+                     nullptr);
+  } catch (const std::exception& err) {
+    return sweep_row(sweep, point, "error", err.what(), nullptr);
+  }
+}
+
+SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog, const SweepOptions& o)
+{
+  SweepResult out;
+  out.name = doc.file();
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "name")
+      out.name = v.as_string();
+  std::vector<SweepPoint> mine;
+  for (std::size_t i = static_cast<std::size_t>(o.shard); i < sweep.points; i += static_cast<std::size_t>(o.shards))
+    mine.push_back(point_at(sweep, i));
+  // A mistake in the document (not in a point's values) is reported once, as bad input,
+  // before anything runs.
+  for (const auto& p : mine) {
+    try {
+      parse_experiment(apply_point(doc, sweep, p), catalog);
+    } catch (const ConfigError& e) {
+      if (e.kind() == ConfigError::Kind::input && !named_by_point(e, doc, sweep, p))
+        throw;
+    }
+  }
+  std::vector<std::function<std::string()>> tasks;
+  for (const auto& p : mine)
+    tasks.push_back([&doc, &sweep, p, &catalog, &o] { return run_point(doc, sweep, p, catalog, o.mode).dump(); });
+  std::size_t done = 0;
+  auto results = run_isolated_all(tasks, o.jobs > 0 ? o.jobs : available_cores(), [&](std::size_t) {
+    if (o.progress)
+      o.progress(++done, tasks.size());
+  });
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    // a child that died (a signal, an allocation failure) is that point's error, not the sweep's
+    Json row = results[i].rfind("ERROR: ", 0) == 0 ? sweep_row(sweep, mine[i], "error", results[i].substr(7), nullptr)
+                                                   : Json::parse(results[i]);
+    out.errors += row["status"] == "error" ? 1 : 0;
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string rows_to_csv(const std::vector<Json>& rows)
+{
+  std::ostringstream o;
+  if (rows.empty())
+    return "";
+  bool first = true;
+  for (const auto& [k, v] : rows.front().items()) {
+    o << (first ? "" : ",") << k;
+    first = false;
+  }
+  o << "\n";
+  for (const auto& r : rows) {
+    first = true;
+    for (const auto& [k, v] : r.items()) {
+      o << (first ? "" : ",") << csv_cell(v);
+      first = false;
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+std::string rows_to_json(const std::string& name, const std::vector<Json>& rows)
+{
+  Json j;
+  j["experiment"] = name;
+  j["rows"] = rows;
+  return j.dump(2) + "\n";
+}
+
+SweepResult rows_from_json(const std::string& text, const std::string& file)
+{
+  auto bad = [&](const std::string& what) {
+    return ConfigError(SourceLocation{file, 0, 0}, "not a results file: " + what,
+                       "results.json written by clustersim run --out");
+  };
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const std::exception& e) {
+    throw bad(e.what());
+  }
+  if (!j.is_object() || !j.contains("experiment") || !j["experiment"].is_string())
+    throw bad("no string 'experiment'");
+  if (!j.contains("rows") || !j["rows"].is_array())
+    throw bad("no list 'rows'");
+  SweepResult r;
+  r.name = j["experiment"].get<std::string>();
+  std::vector<std::string> columns;
+  for (const auto& row : j["rows"]) {
+    if (!row.is_object() || !row.contains("point") || !row["point"].is_number_unsigned())
+      throw bad("a row without a point number");
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : row.items()) {
+      keys.push_back(k);
+      if (v.is_object() || v.is_array())
+        throw bad("row " + std::to_string(row["point"].get<std::size_t>()) + " has a nested value at '" + k + "'");
+    }
+    if (columns.empty())
+      columns = keys;
+    else if (keys != columns)
+      throw bad("row " + std::to_string(row["point"].get<std::size_t>()) + " has other columns than the first row");
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+std::pair<int, int> parse_shard(const std::string& text)
+{
+  auto slash = text.find('/');
+  int i = -1;
+  int n = 0;
+  try {
+    if (slash != std::string::npos) {
+      std::size_t a = 0, b = 0;
+      i = std::stoi(text.substr(0, slash), &a);
+      n = std::stoi(text.substr(slash + 1), &b);
+      if (a != slash || b != text.size() - slash - 1)
+        n = 0;
+    }
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if (n < 1 || i < 0 || i >= n)
+    throw ConfigError(command_line("--shard"), "'" + text + "' is not a shard",
+                      "I/N with 0 <= I < N, e.g. $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
+  return {i, n};
+}
+
+} // namespace clustersim
