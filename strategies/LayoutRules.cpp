@@ -123,7 +123,7 @@ const std::vector<Rule>& rules()
       [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
         if (!t.sequence_parallel || t.tp > 1)
           return std::nullopt;
-        return broken("sequence_parallel", "sequence parallelism without tensor parallelism",
+        return broken("sequence_parallel", "sequence parallelism needs tp > 1",
                       "sequence_parallel needs tp > 1", "sequence_parallel: false when tp is 1");
       },
       [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {

@@ -1,6 +1,7 @@
 // clustersim plan: the best parallel layout for a model on a cluster, searched and simulated;
 // `--check FILE` plans every published run of a validation file and compares.
 #include "Arguments.hpp"
+#include "Experiment.hpp"
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Planner.hpp"
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -18,50 +20,6 @@ namespace clustersim {
 namespace {
 
 using OJson = nlohmann::ordered_json;
-
-const std::vector<std::string>& fixed_keys()
-{
-  static const std::vector<std::string> k{
-      "tp", "pp", "cp", "dp", "vpp", "pipeline_schedule", "zero", "recompute", "sequence_parallel", "micro_batch"};
-  return k;
-}
-
-/// "pp=8" -> (pp, 8), checked against the keys and their values.
-std::pair<std::string, std::string> parse_fixed(const std::string& text)
-{
-  auto eq = text.find('=');
-  if (eq == std::string::npos)
-    throw ConfigError(command_line("--fixed"), "'" + text + "' is not KEY=VALUE", "e.g. --fixed pp=8");
-  std::string key = text.substr(0, eq);
-  std::string value = text.substr(eq + 1);
-  if (key == "schedule")
-    key = "pipeline_schedule";
-  if (key == "sp")
-    key = "sequence_parallel";
-  if (key == "mb")
-    key = "micro_batch";
-  const auto& keys = fixed_keys();
-  if (std::find(keys.begin(), keys.end(), key) == keys.end())
-    throw ConfigError(command_line("--fixed"), unknown_name("layout field", key, keys), join(keys));
-  auto choice = [&](const std::vector<std::string>& valid) {
-    if (std::find(valid.begin(), valid.end(), value) == valid.end())
-      throw ConfigError(command_line("--fixed"), unknown_name(key + " value", value, valid), join(valid));
-  };
-  if (key == "pipeline_schedule")
-    choice(schedule_names());
-  else if (key == "recompute")
-    choice(recompute_names());
-  else if (key == "sequence_parallel")
-    choice({"true", "false"});
-  else {
-    char* end = nullptr;
-    long v = std::strtol(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || v < (key == "zero" ? 0 : 1) || (key == "zero" && v > 3))
-      throw ConfigError(command_line("--fixed"), "'" + value + "' is not a valid " + key,
-                        key == "zero" ? "0, 1, 2 or 3" : "a positive integer");
-  }
-  return {key, value};
-}
 
 double usd_per_million_tokens(const PlanRequest& r, const PlanCandidate& c)
 {
@@ -248,16 +206,98 @@ int check(const std::vector<std::string>& files, const std::string& only, int to
 
 } // namespace
 
+namespace {
+
+struct PlanOptions {
+  std::string model, platform, precision, objective = "time", tokens = "1e12", check, only;
+  int gpus = 0, global_batch = 0, seq = 0, top = 5, max_tp = 0, jobs = 0;
+  double deadline_days = 0;
+  std::vector<std::string> fixed;
+  bool json = false, no_flash = false;
+  bool gpus_given = false, seq_given = false, max_tp_given = false, batch_given = false;
+};
+
+/// The request the flags describe, every flag checked before any work.
+PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
+{
+  auto need = [](bool missing, const char* flag, const char* what) {
+    if (missing)
+      throw ConfigError(command_line(flag), std::string(flag) + " is required", what);
+  };
+  need(o.model.empty(), "--model", "a model preset (clustersim model list), YAML or config.json");
+  need(o.platform.empty(), "--platform", "a platform (clustersim platform list)");
+  need(!o.gpus_given, "--gpus", "a positive number of GPUs");
+  need(!o.batch_given, "--global-batch", "a positive number of sequences per step");
+  int_argument(o.gpus, "--gpus", 1, kMaxGpus);
+  const KeySpec& gb = training_section().at("global_batch");
+  int_argument(o.global_batch, "--global-batch", 1, static_cast<long long>(gb.max));
+  if (o.seq_given)
+    int_argument(o.seq, "--seq", 1, static_cast<long long>(model_section().at("seq_len").max));
+  if (o.max_tp_given)
+    int_argument(o.max_tp, "--max-tp", 1, static_cast<long long>(training_section().at("tp").max));
+  int_argument(o.top, "--top", 1, 1000);
+  if (o.jobs != 0)
+    int_argument(o.jobs, "--jobs", 1, 4096);
+  static const std::vector<std::string> objectives{"time", "cost", "deadline"};
+  if (std::find(objectives.begin(), objectives.end(), o.objective) == objectives.end())
+    throw ConfigError(command_line("--objective"), unknown_name("objective", o.objective, objectives),
+                      join(objectives));
+  if (o.objective == "deadline" && !(o.deadline_days > 0 && std::isfinite(o.deadline_days)))
+    throw ConfigError(command_line("--deadline-days"), "the deadline objective needs --deadline-days",
+                      "a positive number of days");
+  PlanRequest r;
+  for (const auto& f : o.fixed)
+    r.fixed.insert(parse_fixed(f));
+  r.tokens = positive_number(o.tokens, "--tokens");
+  r.model = model_argument(catalog, o.model);
+  if (o.seq_given)
+    r.model.seq_len = o.seq;
+  r.platform = catalog.platform(o.platform, command_line("--platform"));
+  if (o.gpus % r.platform.node.gpus != 0 && o.gpus > r.platform.node.gpus)
+    throw ConfigError(command_line("--gpus"), std::to_string(o.gpus) + " GPUs are not whole " + r.platform.name +
+                                                  " nodes",
+                      "a multiple of " + std::to_string(r.platform.node.gpus));
+  r.gpus = o.gpus;
+  r.global_batch = o.global_batch;
+  r.base.precision = precision_argument(o.precision, r.platform.node.gpu);
+  r.base.flash_attention = !o.no_flash;
+  r.max_tp = o.max_tp_given ? o.max_tp : 0;
+  r.objective = o.objective;
+  r.deadline_days = o.deadline_days;
+  r.top = o.top;
+  r.jobs = o.jobs;
+  return r;
+}
+
+int plan_command(const PlanOptions& o)
+{
+  Catalog catalog = Catalog::open();
+  if (!o.check.empty()) {
+    int_argument(o.top, "--top", 1, 1000);
+    return check({o.check}, o.only, o.top, o.jobs, o.json, catalog);
+  }
+  PlanRequest r = plan_request(o, catalog);
+  const bool tty = !o.json;
+  PlanResult res = plan_layouts(r, catalog, [tty](const std::string& s) {
+    if (tty) {
+      std::fprintf(stderr, "\r%-78s", s.c_str());
+      std::fflush(stderr);
+    }
+  });
+  if (tty)
+    std::fprintf(stderr, "\r%-78s\r", "");
+  if (o.json)
+    std::cout << result_json(r, res).dump(2) << "\n";
+  else
+    std::cout << report(r, res);
+  return res.ranked.empty() ? 1 : 0;
+}
+
+} // namespace
+
 void add_plan_command(CLI::App& app, Action& action)
 {
-  struct Options {
-    std::string model, platform, precision, objective = "time", tokens = "1e12", check, only;
-    int gpus = 0, global_batch = 0, seq = 0, top = 5, max_tp = 0, jobs = 0;
-    double deadline_days = 0;
-    std::vector<std::string> fixed;
-    bool json = false, no_flash = false;
-  };
-  auto opt = std::make_shared<Options>();
+  auto opt = std::make_shared<PlanOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "Search the parallel layouts of a model on a cluster: enumerate, prune by memory, rank by a fast "
               "contention-free estimate, simulate the best K");
@@ -278,66 +318,12 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_flag("--json", opt->json, "print JSON");
   cmd->add_option("--check", opt->check, "plan every case of a validation file and compare with its published layout");
   cmd->add_option("--case", opt->only, "with --check: one case");
-  cmd->callback([opt, &action] {
-    action = [opt] {
-      Catalog catalog = Catalog::open();
-      if (opt->top < 1)
-        throw ConfigError(command_line("--top"), std::to_string(opt->top) + " is out of range", "1 or more");
-      if (!opt->check.empty())
-        return check({opt->check}, opt->only, opt->top, opt->jobs, opt->json, catalog);
-      auto need = [](bool missing, const char* flag, const char* what) {
-        if (missing)
-          throw ConfigError(command_line(flag), std::string(flag) + " is required", what);
-      };
-      need(opt->model.empty(), "--model", "a model preset (clustersim model list), YAML or config.json");
-      need(opt->platform.empty(), "--platform", "a platform (clustersim platform list)");
-      need(opt->gpus < 1, "--gpus", "a positive number of GPUs");
-      need(opt->global_batch < 1, "--global-batch", "a positive number of sequences per step");
-      static const std::vector<std::string> objectives{"time", "cost", "deadline"};
-      if (std::find(objectives.begin(), objectives.end(), opt->objective) == objectives.end())
-        throw ConfigError(command_line("--objective"), unknown_name("objective", opt->objective, objectives),
-                          join(objectives));
-      if (opt->objective == "deadline" && !(opt->deadline_days > 0))
-        throw ConfigError(command_line("--deadline-days"), "the deadline objective needs --deadline-days",
-                          "a positive number of days");
-      PlanRequest r;
-      r.model = model_argument(catalog, opt->model);
-      if (opt->seq > 0)
-        r.model.seq_len = opt->seq;
-      r.platform = catalog.platform(opt->platform, command_line("--platform"));
-      if (opt->gpus % r.platform.node.gpus != 0 && opt->gpus > r.platform.node.gpus)
-        throw ConfigError(command_line("--gpus"),
-                          std::to_string(opt->gpus) + " GPUs are not whole " + r.platform.name + " nodes",
-                          "a multiple of " + std::to_string(r.platform.node.gpus));
-      r.gpus = opt->gpus;
-      r.global_batch = opt->global_batch;
-      r.base.precision = precision_argument(opt->precision, r.platform.node.gpu);
-      r.base.flash_attention = !opt->no_flash;
-      r.max_tp = opt->max_tp;
-      if (opt->max_tp < 0)
-        throw ConfigError(command_line("--max-tp"), std::to_string(opt->max_tp) + " is out of range", "1 or more");
-      for (const auto& f : opt->fixed)
-        r.fixed.insert(parse_fixed(f));
-      r.objective = opt->objective;
-      r.tokens = positive_number(opt->tokens, "--tokens");
-      r.deadline_days = opt->deadline_days;
-      r.top = opt->top;
-      r.jobs = opt->jobs;
-      const bool tty = !opt->json;
-      PlanResult res = plan_layouts(r, catalog, [tty](const std::string& s) {
-        if (tty) {
-          std::fprintf(stderr, "\r%-78s", s.c_str());
-          std::fflush(stderr);
-        }
-      });
-      if (tty)
-        std::fprintf(stderr, "\r%-78s\r", "");
-      if (opt->json)
-        std::cout << result_json(r, res).dump(2) << "\n";
-      else
-        std::cout << report(r, res);
-      return res.ranked.empty() ? 1 : 0;
-    };
+  cmd->callback([opt, cmd, &action] {
+    opt->gpus_given = cmd->count("--gpus") > 0;
+    opt->seq_given = cmd->count("--seq") > 0;
+    opt->max_tp_given = cmd->count("--max-tp") > 0;
+    opt->batch_given = cmd->count("--global-batch") > 0;
+    action = [opt] { return plan_command(*opt); };
   });
 }
 

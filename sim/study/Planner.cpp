@@ -3,6 +3,8 @@
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
+#include "Suggest.hpp"
+#include "LayoutRules.hpp"
 #include "StepBuilder.hpp"
 #include "Timeline.hpp"
 
@@ -173,34 +175,61 @@ double plan_objective(const PlanRequest& r, int gpus, double step_s)
   return r.platform.cost.usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6; // $ per million tokens
 }
 
-PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
-                        const std::function<void(const std::string&)>& progress)
-{
-  const auto t0 = Clock::now();
-  auto say = [&](const std::string& s) {
-    if (progress)
-      progress(s);
-  };
-  PlanResult out;
-  const GpuSpec& gpu = r.platform.node.gpu;
-  const int max_tp = r.max_tp > 0 ? r.max_tp : r.platform.gpus_per_domain();
-  const ModelSpec& model = r.model;
+namespace {
 
+const std::vector<Option>& schedule_options()
+{
+  static const std::vector<Option> o = [] {
+    std::vector<Option> v{{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
+    for (int vpp : {2, 3, 4, 6, 8})
+      v.push_back({Schedule::interleaved, vpp});
+    return v;
+  }();
+  return o;
+}
+
+} // namespace
+
+std::pair<std::string, std::string> parse_fixed(const std::string& text)
+{
+  auto eq = text.find('=');
+  if (eq == std::string::npos)
+    throw ConfigError(command_line("--fixed"), "'" + text + "' is not KEY=VALUE", "e.g. --fixed pp=8");
+  std::string key = text.substr(0, eq);
+  std::string value = text.substr(eq + 1);
+  static const std::map<std::string, std::string> aliases{
+      {"schedule", "pipeline_schedule"}, {"sp", "sequence_parallel"}, {"mb", "micro_batch"}};
+  if (auto a = aliases.find(key); a != aliases.end())
+    key = a->second;
+  const Section& table = training_section();
+  std::vector<std::string> keys;
+  for (const auto& k : table.keys)
+    if (k.fixable)
+      keys.push_back(k.key);
+  if (std::find(keys.begin(), keys.end(), key) == keys.end())
+    throw ConfigError(command_line("--fixed"), unknown_name("layout field", key, keys), join(keys));
+  const KeySpec& spec = table.at(key);
+  if (auto bad = check_scalar(spec, value))
+    throw ConfigError(command_line("--fixed"), key + "=" + value + ": " + bad->first, bad->second);
+  // the canonical text, as enumerate_layouts compares it
+  if (spec.type == KeyType::integer)
+    value = std::to_string(static_cast<long long>(std::stod(value)));
+  else if (spec.type == KeyType::boolean)
+    value = value == "true" || value == "yes" || value == "on" ? "true" : "false";
+  return {key, value};
+}
+
+std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int gpus, const TrainingSpec&)>& fn)
+{
+  static const std::vector<int> micro_batches{1, 2, 4, 8};
+  static const std::vector<int> cps{1, 2, 4, 8, 16};
+  static const std::vector<Recompute> recomputes{Recompute::none, Recompute::selective, Recompute::full};
   TrainingSpec base = r.base;
   base.global_batch = r.global_batch;
-
-  std::vector<Option> schedules{{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
-  for (int v : {2, 3, 4, 6, 8})
-    schedules.push_back({Schedule::interleaved, v});
-  const std::vector<int> micro_batches{1, 2, 4, 8};
-  const std::vector<int> cps{1, 2, 4, 8, 16};
-  const std::vector<Recompute> recomputes{Recompute::none, Recompute::selective, Recompute::full};
-
-  std::vector<PlanCandidate> fit;
-  auto reject = [&](const char* why) { ++out.rejected[why]; };
-  for (int g : gpu_counts(r)) {
+  std::size_t n = 0;
+  for (int g : gpu_counts(r))
     for (int tp : divisors(g)) {
-      if (tp > model.heads || !matches_fixed(r, "tp", std::to_string(tp)))
+      if (tp > r.model.heads || !matches_fixed(r, "tp", std::to_string(tp)))
         continue;
       for (int cp : cps) {
         if (g % (tp * cp) != 0 || !matches_fixed(r, "cp", std::to_string(cp)))
@@ -212,7 +241,7 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
           for (int mb : micro_batches) {
             if (!matches_fixed(r, "micro_batch", std::to_string(mb)))
               continue;
-            for (const Option& o : schedules) {
+            for (const Option& o : schedule_options()) {
               if (!matches_fixed(r, "vpp", std::to_string(o.vpp)) ||
                   !matches_fixed(r, "pipeline_schedule", to_string(o.schedule)))
                 continue;
@@ -225,52 +254,6 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                   for (bool sp : {false, true}) {
                     if (!matches_fixed(r, "sequence_parallel", sp ? "true" : "false"))
                       continue;
-                    ++out.candidates;
-                    if (tp > max_tp) {
-                      reject("tp beyond the NVLink domain (--max-tp)");
-                      continue;
-                    }
-                    if (model.heads % tp != 0 || (model.kv_heads % tp != 0 && tp % model.kv_heads != 0)) {
-                      reject("tp does not divide the attention heads");
-                      continue;
-                    }
-                    if (model.seq_len % cp != 0 || (cp > 1 && (model.seq_len / cp) % 2 != 0)) {
-                      reject("cp does not split the sequence into even chunks");
-                      continue;
-                    }
-                    if (pp > model.layers) {
-                      reject("more pipeline stages than layers");
-                      continue;
-                    }
-                    if (r.global_batch % (mb * dp) != 0) {
-                      reject("global batch not a multiple of dp x micro-batch");
-                      continue;
-                    }
-                    const int m = r.global_batch / (mb * dp);
-                    if (pp == 1 && o.schedule != Schedule::one_f_one_b) {
-                      reject("no pipeline: the schedule does not apply");
-                      continue;
-                    }
-                    if (o.schedule == Schedule::interleaved && (model.layers % (pp * o.vpp) != 0 || m % pp != 0)) {
-                      reject("interleaved: layers not divisible by pp x vpp, or micro-batches by pp");
-                      continue;
-                    }
-                    if (rc == Recompute::selective && base.flash_attention) {
-                      reject("selective recompute with flash attention (nothing to recompute: same as none)");
-                      continue;
-                    }
-                    if (sp && tp == 1) {
-                      reject("sequence parallelism needs tp > 1");
-                      continue;
-                    }
-                    if (zero > 0 && dp * cp == 1) {
-                      reject("ZeRO needs data parallelism");
-                      continue;
-                    }
-                    if (zero >= 2 && pp > 1) {
-                      reject("ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)");
-                      continue;
-                    }
                     TrainingSpec t = base;
                     t.tp = tp;
                     t.cp = cp;
@@ -282,38 +265,8 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                     t.zero = zero;
                     t.recompute = rc;
                     t.sequence_parallel = sp;
-                    CostModel cost(model, t, gpu);
-                    MemoryBreakdown mem = cost.peak_memory();
-                    if (!mem.fits) {
-                      reject("out of memory");
-                      continue;
-                    }
-                    // Dominated layouts: recomputation only adds compute, GPipe only adds
-                    // memory over 1F1B (same bubble); kept when --fixed asks for them.
-                    if (rc != Recompute::none && !r.fixed.count("recompute")) {
-                      TrainingSpec lighter = t;
-                      lighter.recompute =
-                          rc == Recompute::full && !base.flash_attention ? Recompute::selective : Recompute::none;
-                      bool fits = CostModel(model, lighter, gpu).peak_memory().fits;
-                      if (!fits && lighter.recompute == Recompute::selective) {
-                        lighter.recompute = Recompute::none;
-                        fits = CostModel(model, lighter, gpu).peak_memory().fits;
-                      }
-                      if (fits) {
-                        reject("dominated: recomputes where less recomputation fits");
-                        continue;
-                      }
-                    }
-                    if (o.schedule == Schedule::gpipe && !r.fixed.count("pipeline_schedule")) {
-                      reject("dominated: GPipe (1F1B has its bubble with less activation memory)");
-                      continue;
-                    }
-                    PlanCandidate c;
-                    c.gpus = g;
-                    c.training = t;
-                    c.peak_bytes = mem.peak;
-                    c.bound_s = compute_bound(cost);
-                    fit.push_back(c);
+                    ++n;
+                    fn(g, t);
                   }
                 }
               }
@@ -322,52 +275,97 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
         }
       }
     }
-  }
-  say("plan: " + std::to_string(out.candidates) + " layouts enumerated, " + std::to_string(fit.size()) +
-      " fit; estimating");
+  return n;
+}
 
-  // Estimates in forked workers, a chunk each (the cluster graphs are built once, here).
+std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const TrainingSpec& t)
+{
+  const int max_tp = r.max_tp > 0 ? r.max_tp : r.platform.gpus_per_domain();
+  if (t.tp > max_tp)
+    return std::string("tp beyond the NVLink domain (--max-tp)");
+  // what the simulator cannot run: the rules every experiment meets
+  if (auto v = check_layout(t, r.model, gpus))
+    return v->reason;
+  // the same layout written twice: options that change nothing here
+  if (t.pp == 1 && t.schedule != Schedule::one_f_one_b)
+    return std::string("no pipeline: the schedule does not apply");
+  if (t.recompute == Recompute::selective && t.flash_attention)
+    return std::string("selective recompute with flash attention (nothing to recompute: same as none)");
+  if (t.zero > 0 && static_cast<long long>(t.dp) * t.cp == 1)
+    return std::string("ZeRO needs data parallelism");
+  // what does not fit, then what is dominated (kept when --fixed asks for it)
+  const GpuSpec& gpu = r.platform.node.gpu;
+  if (!CostModel(r.model, t, gpu).peak_memory().fits)
+    return std::string("out of memory");
+  if (t.recompute != Recompute::none && !r.fixed.count("recompute")) {
+    // recomputation only adds compute: dominated where less of it fits
+    TrainingSpec lighter = t;
+    lighter.recompute = t.recompute == Recompute::full && !t.flash_attention ? Recompute::selective : Recompute::none;
+    bool fits = CostModel(r.model, lighter, gpu).peak_memory().fits;
+    if (!fits && lighter.recompute == Recompute::selective) {
+      lighter.recompute = Recompute::none;
+      fits = CostModel(r.model, lighter, gpu).peak_memory().fits;
+    }
+    if (fits)
+      return std::string("dominated: recomputes where less recomputation fits");
+  }
+  if (t.schedule == Schedule::gpipe && !r.fixed.count("pipeline_schedule"))
+    return std::string("dominated: GPipe (1F1B has its bubble with less activation memory)");
+  return std::nullopt;
+}
+
+namespace {
+
+/// Estimates the candidates in forked workers, a chunk each (the cluster graphs are built once).
+void estimate_all(const PlanRequest& r, const Catalog& catalog, const std::map<int, ClusterGraph>& clusters, int jobs,
+                  std::vector<PlanCandidate*>& batch, const std::function<void(const std::string&)>& say)
+{
+  const GpuSpec& gpu = r.platform.node.gpu;
+  const std::size_t chunks = std::min<std::size_t>(batch.size(), static_cast<std::size_t>(jobs) * 8);
+  std::vector<std::function<std::string()>> tasks;
+  for (std::size_t k = 0; k < chunks; ++k)
+    tasks.push_back([&, k] {
+      std::map<int, CollectiveEngine> engines;
+      nlohmann::json est = nlohmann::json::array();
+      for (std::size_t i = k; i < batch.size(); i += chunks) {
+        const int g = batch[i]->gpus;
+        auto it = engines.find(g);
+        if (it == engines.end())
+          it = engines
+                   .emplace(std::piecewise_construct, std::forward_as_tuple(g),
+                            std::forward_as_tuple(clusters.at(g), catalog.protocols()))
+                   .first;
+        est.push_back(estimate_layout(r.model, gpu, batch[i]->training, it->second));
+      }
+      return est.dump();
+    });
+  std::size_t done = 0;
+  auto results = run_isolated_all(tasks, jobs, [&](std::size_t) {
+    ++done;
+    say("plan: estimating " + std::to_string(batch.size()) + " layouts, " + std::to_string(done) + "/" +
+        std::to_string(chunks) + " chunks");
+  });
+  for (std::size_t k = 0; k < chunks; ++k) {
+    if (results[k].rfind("ERROR: ", 0) == 0)
+      throw std::runtime_error("planner estimate: " + results[k].substr(7));
+    auto est = nlohmann::json::parse(results[k]);
+    std::size_t j = 0;
+    for (std::size_t i = k; i < batch.size(); i += chunks)
+      batch[i]->estimate_s = est.at(j++).get<double>();
+  }
+}
+
+/// Branch and bound: the layouts with the smallest compute bound are estimated first; a layout
+/// whose compute alone is slower than the max(K, 64)-th best estimate so far cannot enter the
+/// ranking (or a top-64 comparison), so it is not estimated. Bounded-out layouts leave `fit`.
+void estimate_with_bound(const PlanRequest& r, const Catalog& catalog, std::vector<PlanCandidate>& fit,
+                         PlanResult& out, const std::function<void(const std::string&)>& say)
+{
   std::map<int, ClusterGraph> clusters;
   for (const auto& c : fit)
     if (!clusters.count(c.gpus))
       clusters.emplace(c.gpus, ClusterGraph::build(r.platform, std::max(c.gpus, r.platform.node.gpus)));
   const int jobs = r.jobs > 0 ? r.jobs : available_cores();
-  auto estimate_all = [&](std::vector<PlanCandidate*>& batch) {
-    const std::size_t chunks = std::min<std::size_t>(batch.size(), static_cast<std::size_t>(jobs) * 8);
-    std::vector<std::function<std::string()>> tasks;
-    for (std::size_t k = 0; k < chunks; ++k)
-      tasks.push_back([&, k] {
-        std::map<int, CollectiveEngine> engines;
-        nlohmann::json est = nlohmann::json::array();
-        for (std::size_t i = k; i < batch.size(); i += chunks) {
-          const int g = batch[i]->gpus;
-          auto it = engines.find(g);
-          if (it == engines.end())
-            it = engines
-                     .emplace(std::piecewise_construct, std::forward_as_tuple(g),
-                              std::forward_as_tuple(clusters.at(g), catalog.protocols()))
-                     .first;
-          est.push_back(estimate_layout(model, gpu, batch[i]->training, it->second));
-        }
-        return est.dump();
-      });
-    std::size_t done = 0;
-    auto results = run_isolated_all(tasks, jobs, [&](std::size_t) {
-      ++done;
-      say("plan: estimating " + std::to_string(batch.size()) + " layouts, " + std::to_string(done) + "/" +
-          std::to_string(chunks) + " chunks");
-    });
-    for (std::size_t k = 0; k < chunks; ++k) {
-      if (results[k].rfind("ERROR: ", 0) == 0)
-        throw std::runtime_error("planner estimate: " + results[k].substr(7));
-      auto est = nlohmann::json::parse(results[k]);
-      std::size_t j = 0;
-      for (std::size_t i = k; i < batch.size(); i += chunks)
-        batch[i]->estimate_s = est.at(j++).get<double>();
-    }
-  };
-  // Branch and bound: estimate the layouts with the smallest compute bound first; a layout
-  // whose compute alone is slower than the bar set by those estimates cannot enter the ranking.
   std::vector<PlanCandidate*> order;
   for (auto& c : fit)
     order.push_back(&c);
@@ -379,23 +377,21 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
       order.begin(), bounded
                          ? order.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(128, order.size() / 10))
                          : order.end());
-  estimate_all(first);
+  estimate_all(r, catalog, clusters, jobs, first, say);
   if (bounded) {
-    // the bar: the max(K, 64)-th best estimate so far, so that everything that could still
-    // enter the top K (or a top-64 comparison) is estimated
     std::vector<double> seen;
     for (const PlanCandidate* c : first)
       seen.push_back(plan_objective(r, c->gpus, c->estimate_s));
     std::sort(seen.begin(), seen.end());
     const std::size_t keep = std::min(seen.size(), static_cast<std::size_t>(std::max(r.top, 64)));
-    const double best = seen[keep - 1];
+    const double bar = seen[keep - 1];
     std::vector<PlanCandidate*> rest;
     for (std::size_t i = first.size(); i < order.size(); ++i)
-      if (plan_objective(r, order[i]->gpus, order[i]->bound_s) <= best)
+      if (plan_objective(r, order[i]->gpus, order[i]->bound_s) <= bar)
         rest.push_back(order[i]);
       else
         order[i]->estimate_s = -1; // bounded out
-    estimate_all(rest);
+    estimate_all(r, catalog, clusters, jobs, rest, say);
     std::size_t out_of_bound = 0;
     for (const auto& c : fit)
       out_of_bound += c.estimate_s < 0 ? 1 : 0;
@@ -405,50 +401,47 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
               fit.end());
   }
   out.estimated = fit.size();
+}
 
-  // Deadline: the fewest GPUs whose best estimate meets it; the others are dropped.
-  if (r.objective == "deadline" && !fit.empty()) {
-    const double tokens_per_step = static_cast<double>(r.global_batch) * model.seq_len;
-    std::map<int, double> best;
-    for (const auto& c : fit)
-      best[c.gpus] = best.count(c.gpus) ? std::min(best[c.gpus], c.estimate_s) : c.estimate_s;
-    int chosen = best.rbegin()->first;
-    out.deadline_met = false;
-    for (const auto& [g, s] : best)
-      if (r.tokens / tokens_per_step * s <= r.deadline_days * 86400) {
-        chosen = g;
-        out.deadline_met = true;
-        break;
-      }
-    fit.erase(std::remove_if(fit.begin(), fit.end(), [&](const PlanCandidate& c) { return c.gpus != chosen; }),
-              fit.end());
-  }
-  auto by_objective = [&](const PlanCandidate& a, const PlanCandidate& b) {
-    double oa = plan_objective(r, a.gpus, a.estimate_s);
-    double ob = plan_objective(r, b.gpus, b.estimate_s);
-    if (oa != ob)
-      return oa < ob;
-    return describe_layout(a.training) < describe_layout(b.training); // deterministic ties
-  };
-  std::stable_sort(fit.begin(), fit.end(), by_objective);
-  out.by_estimate = fit;
+/// Deadline: keeps the fewest GPUs whose best estimate trains the tokens in time.
+void keep_deadline_size(const PlanRequest& r, std::vector<PlanCandidate>& fit, PlanResult& out)
+{
+  if (r.objective != "deadline" || fit.empty())
+    return;
+  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
+  std::map<int, double> best;
+  for (const auto& c : fit)
+    best[c.gpus] = best.count(c.gpus) ? std::min(best[c.gpus], c.estimate_s) : c.estimate_s;
+  int chosen = best.rbegin()->first;
+  out.deadline_met = false;
+  for (const auto& [g, s] : best)
+    if (r.tokens / tokens_per_step * s <= r.deadline_days * 86400) {
+      chosen = g;
+      out.deadline_met = true;
+      break;
+    }
+  fit.erase(std::remove_if(fit.begin(), fit.end(), [&](const PlanCandidate& c) { return c.gpus != chosen; }),
+            fit.end());
+}
 
-  // Simulate the best K, as `run` would, one process each.
+/// Simulates the best K (by estimate), as `run` would, one process each, and ranks them.
+void simulate_top(const PlanRequest& r, const Catalog& catalog, const std::vector<PlanCandidate>& fit,
+                  PlanResult& out)
+{
   const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, r.top)), fit.size());
-  say("plan: simulating the best " + std::to_string(k));
   std::vector<std::function<std::string()>> sims;
   for (std::size_t i = 0; i < k; ++i)
     sims.push_back([&, i] {
       ExperimentSpec e;
       e.name = "plan";
-      e.model = model;
+      e.model = r.model;
       e.platform = r.platform;
       e.gpus = fit[i].gpus;
       e.training = fit[i].training;
       e.budget_tokens = r.tokens;
       return to_json(simulate(e, catalog)).dump();
     });
-  auto sim_out = run_isolated_all(sims, jobs);
+  auto sim_out = run_isolated_all(sims, r.jobs > 0 ? r.jobs : available_cores());
   for (std::size_t i = 0; i < k; ++i) {
     if (sim_out[i].rfind("ERROR: ", 0) == 0)
       throw std::runtime_error("planner simulation: " + sim_out[i].substr(7));
@@ -470,10 +463,52 @@ PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
     sim.push_back(plan_objective(r, c.gpus, c.sim.step_time_s));
   }
   out.rank_correlation = spearman(est, sim);
+}
+
+} // namespace
+
+PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
+                        const std::function<void(const std::string&)>& progress)
+{
+  const auto t0 = Clock::now();
+  auto say = [&](const std::string& s) {
+    if (progress)
+      progress(s);
+  };
+  PlanResult out;
+  std::vector<PlanCandidate> fit;
+  out.candidates = enumerate_layouts(r, [&](int gpus, const TrainingSpec& t) {
+    if (auto why = prune_reason(r, gpus, t)) {
+      ++out.rejected[*why];
+      return;
+    }
+    CostModel cost(r.model, t, r.platform.node.gpu);
+    PlanCandidate c;
+    c.gpus = gpus;
+    c.training = t;
+    c.peak_bytes = cost.peak_memory().peak;
+    c.bound_s = compute_bound(cost);
+    fit.push_back(c);
+  });
+  say("plan: " + std::to_string(out.candidates) + " layouts enumerated, " + std::to_string(fit.size()) +
+      " fit; estimating");
+  estimate_with_bound(r, catalog, fit, out, say);
+  keep_deadline_size(r, fit, out);
+  auto by_objective = [&](const PlanCandidate& a, const PlanCandidate& b) {
+    double oa = plan_objective(r, a.gpus, a.estimate_s);
+    double ob = plan_objective(r, b.gpus, b.estimate_s);
+    if (oa != ob)
+      return oa < ob;
+    return describe_layout(a.training) < describe_layout(b.training); // deterministic ties
+  };
+  std::stable_sort(fit.begin(), fit.end(), by_objective);
+  out.by_estimate = fit;
+  say("plan: simulating the best " + std::to_string(std::min<std::size_t>(static_cast<std::size_t>(r.top), fit.size())));
+  simulate_top(r, catalog, fit, out);
   if (!out.ranked.empty()) {
     out.gpus = out.ranked.front().gpus;
     if (r.objective == "deadline") {
-      const double tokens_per_step = static_cast<double>(r.global_batch) * model.seq_len;
+      const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
       out.deadline_met = r.tokens / tokens_per_step * out.ranked.front().sim.step_time_s <= r.deadline_days * 86400;
     }
   }

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,18 @@ double plan_objective(const PlanRequest& r, int gpus, double step_s);
 
 PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                         const std::function<void(const std::string&)>& progress = {});
+
+// The stages of plan_layouts, each usable on its own.
+/// 1. Every layout of the search space that --fixed allows, with its cluster size; returns how
+/// many.
+std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int gpus, const TrainingSpec&)>& fn);
+/// 2. Why a layout is not worth estimating: a layout rule it breaks (LayoutRules), a duplicate
+/// of another layout, out of memory, or dominated; nullopt when it is a candidate.
+std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const TrainingSpec& t);
+
+/// The `plan --fixed KEY=VALUE` keys (training keys the table marks fixable, plus the aliases
+/// schedule, sp and mb) and the canonical value, checked against the training table.
+std::pair<std::string, std::string> parse_fixed(const std::string& text);
 
 class CollectiveEngine;
 /// The task graph of a layout (folded) evaluated by the Timeline with port sharing.
