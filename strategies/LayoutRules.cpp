@@ -1,6 +1,5 @@
 #include "LayoutRules.hpp"
 
-#include <functional>
 #include <vector>
 
 namespace clustersim {
@@ -20,140 +19,189 @@ std::string s(long long v)
   return std::to_string(v);
 }
 
-using Rule = std::function<std::optional<LayoutViolation>(const TrainingSpec&, const ModelSpec&, long long)>;
+using Rule = std::optional<LayoutViolation> (*)(const TrainingSpec&, const ModelSpec&, long long);
 
 std::optional<LayoutViolation> broken(std::string key, std::string reason, std::string message, std::string valid)
 {
   return LayoutViolation{std::move(key), std::move(reason), std::move(message), std::move(valid)};
 }
 
+std::optional<LayoutViolation> gpu_count(const TrainingSpec& t, const ModelSpec&, long long gpus)
+{
+  if (t.gpus() == gpus)
+    return std::nullopt;
+  return broken("dp", "tp*pp*cp*dp is not the GPU count",
+                "tp*pp*cp*dp = " + s(t.tp) + "*" + s(t.pp) + "*" + s(t.cp) + "*" + s(t.dp) + " = " + s(t.gpus()) +
+                    " but cluster.gpus is " + s(gpus),
+                "a layout with tp*pp*cp*dp == " + s(gpus));
+}
+
+std::optional<LayoutViolation> heads_by_tp(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (m.heads % t.tp == 0)
+    return std::nullopt;
+  return broken("tp", "tp does not divide the attention heads",
+                "tp " + s(t.tp) + " does not divide the model's " + s(m.heads) + " attention heads",
+                "a divisor of heads");
+}
+
+std::optional<LayoutViolation> kv_heads_by_tp(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (m.kv_heads % t.tp == 0 || t.tp % m.kv_heads == 0)
+    return std::nullopt;
+  return broken("tp", "tp and the KV heads do not divide one another",
+                "tp " + s(t.tp) + " and kv_heads " + s(m.kv_heads) + " do not divide one another",
+                "tp dividing kv_heads, or kv_heads dividing tp (replicated KV heads)");
+}
+
+std::optional<LayoutViolation> batch_multiple(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  const long long per_step = static_cast<long long>(t.micro_batch) * t.dp;
+  if (t.global_batch % per_step == 0)
+    return std::nullopt;
+  return broken("global_batch", "global batch not a multiple of dp x micro-batch",
+                "global_batch " + s(t.global_batch) + " is not a multiple of micro_batch*dp = " + s(t.micro_batch) +
+                    "*" + s(t.dp),
+                "a multiple of " + s(per_step));
+}
+
+std::optional<LayoutViolation> micro_batch_limit(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.micro_batches() <= kMaxMicroBatches)
+    return std::nullopt;
+  return broken("global_batch", "more micro-batches per pipeline than a step can hold",
+                "global_batch / (micro_batch*dp) = " + s(t.micro_batches()) +
+                    " micro-batches per pipeline per step, more than the " + s(kMaxMicroBatches) +
+                    " a simulated step holds",
+                "a larger micro_batch or a smaller global_batch");
+}
+
+std::optional<LayoutViolation> stages_vs_layers(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (t.pp <= m.layers)
+    return std::nullopt;
+  return broken("pp", "more pipeline stages than layers",
+                "pp " + s(t.pp) + " exceeds the model's " + s(m.layers) + " layers",
+                "at most one pipeline stage per layer");
+}
+
+std::optional<LayoutViolation> vpp_without_pp(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.vpp == 1 || t.pp > 1)
+    return std::nullopt;
+  return broken("vpp", "virtual stages without pipeline parallelism", "vpp " + s(t.vpp) + " needs pipeline parallelism",
+                "vpp: 1 when pp is 1");
+}
+
+std::optional<LayoutViolation> chunks_vs_layers(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (t.vpp == 1 || static_cast<long long>(t.pp) * t.vpp <= m.layers)
+    return std::nullopt;
+  return broken("vpp", "more model chunks than layers",
+                "pp*vpp = " + s(static_cast<long long>(t.pp) * t.vpp) + " chunks exceed the model's " + s(m.layers) +
+                    " layers",
+                "pp*vpp <= layers");
+}
+
+std::optional<LayoutViolation> interleaved_without_vpp(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.schedule != Schedule::interleaved || t.vpp >= 2)
+    return std::nullopt;
+  return broken("pipeline_schedule", "the interleaved schedule without virtual stages",
+                "the interleaved schedule needs vpp >= 2", "vpp: 2 or more");
+}
+
+std::optional<LayoutViolation> vpp_needs_interleaved(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.vpp == 1 || t.schedule == Schedule::interleaved)
+    return std::nullopt;
+  return broken("pipeline_schedule", "virtual stages with a schedule that runs one chunk per stage",
+                "vpp " + s(t.vpp) + " needs the interleaved schedule; " + to_string(t.schedule) +
+                    " runs one model chunk per stage",
+                "pipeline_schedule: interleaved (the default when vpp > 1), or vpp: 1");
+}
+
+std::optional<LayoutViolation> interleaved_micro_batches(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.schedule != Schedule::interleaved || t.micro_batches() % t.pp == 0)
+    return std::nullopt;
+  return broken("global_batch", "interleaved: micro-batches per pipeline not a multiple of pp",
+                "the interleaved schedule needs micro-batches per pipeline (" + s(t.micro_batches()) +
+                    ") to be a multiple of pp (" + s(t.pp) + ")",
+                "global_batch / (micro_batch*dp) divisible by pp");
+}
+
+std::optional<LayoutViolation> cp_chunks(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (m.seq_len % t.cp == 0 && (t.cp == 1 || (m.seq_len / t.cp) % 2 == 0))
+    return std::nullopt;
+  return broken("cp", "cp does not split the sequence into even chunks",
+                "cp " + s(t.cp) + " does not split seq_len " + s(m.seq_len) + " into even chunks",
+                "cp such that seq_len / cp is even (load-balanced ring attention uses 2 chunks per rank)");
+}
+
+std::optional<LayoutViolation> sp_without_tp(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (!t.sequence_parallel || t.tp > 1)
+    return std::nullopt;
+  return broken("sequence_parallel", "sequence parallelism needs tp > 1", "sequence_parallel needs tp > 1",
+                "sequence_parallel: false when tp is 1");
+}
+
+std::optional<LayoutViolation> ep_divides_experts(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (m.experts == 1 || m.experts % t.ep == 0)
+    return std::nullopt;
+  return broken("ep", "ep does not divide the experts",
+                "ep " + s(t.ep) + " does not divide the " + s(m.experts) + " experts", "a divisor of experts");
+}
+
+std::optional<LayoutViolation> ep_divides_dp(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.ep == 1 || (static_cast<long long>(t.dp) * t.cp) % t.ep == 0)
+    return std::nullopt;
+  return broken("ep", "ep does not divide dp x cp",
+                "ep " + s(t.ep) + " does not divide dp*cp = " + s(static_cast<long long>(t.dp) * t.cp),
+                "a divisor of dp*cp (experts are sharded over data-parallel ranks)");
+}
+
+std::optional<LayoutViolation> ep_on_dense(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  if (t.ep == 1 || m.experts > 1)
+    return std::nullopt;
+  return broken("ep", "expert parallelism on a dense model", "ep " + s(t.ep) + " on a dense model",
+                "ep: 1 unless experts > 1");
+}
+
+std::optional<LayoutViolation> zero_with_pipeline(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.zero < 2 || t.pp == 1 || shards_with_pipeline(t.framework))
+    return std::nullopt;
+  return broken("zero", "ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)",
+                "zero " + s(t.zero) + " with pp " + s(t.pp) + ": " + to_string(t.framework) +
+                    " does not shard gradients or parameters across a pipeline's replicas",
+                "zero 0 or 1 with pp > 1, or framework torchtitan or automodel (FSDP2 per pipeline stage)");
+}
+
 const std::vector<Rule>& rules()
 {
-  static const std::vector<Rule> r{
-      [](const TrainingSpec& t, const ModelSpec&, long long gpus) -> std::optional<LayoutViolation> {
-        if (t.gpus() == gpus)
-          return std::nullopt;
-        return broken("dp", "tp*pp*cp*dp is not the GPU count",
-                      "tp*pp*cp*dp = " + s(t.tp) + "*" + s(t.pp) + "*" + s(t.cp) + "*" + s(t.dp) + " = " + s(t.gpus()) +
-                          " but cluster.gpus is " + s(gpus),
-                      "a layout with tp*pp*cp*dp == " + s(gpus));
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (m.heads % t.tp == 0)
-          return std::nullopt;
-        return broken("tp", "tp does not divide the attention heads",
-                      "tp " + s(t.tp) + " does not divide the model's " + s(m.heads) + " attention heads",
-                      "a divisor of heads");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (m.kv_heads % t.tp == 0 || t.tp % m.kv_heads == 0)
-          return std::nullopt;
-        return broken("tp", "tp and the KV heads do not divide one another",
-                      "tp " + s(t.tp) + " and kv_heads " + s(m.kv_heads) + " do not divide one another",
-                      "tp dividing kv_heads, or kv_heads dividing tp (replicated KV heads)");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        const long long per_step = static_cast<long long>(t.micro_batch) * t.dp;
-        if (t.global_batch % per_step == 0)
-          return std::nullopt;
-        return broken("global_batch", "global batch not a multiple of dp x micro-batch",
-                      "global_batch " + s(t.global_batch) + " is not a multiple of micro_batch*dp = " +
-                          s(t.micro_batch) + "*" + s(t.dp),
-                      "a multiple of " + s(per_step));
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.micro_batches() <= kMaxMicroBatches)
-          return std::nullopt;
-        return broken("global_batch", "more micro-batches per pipeline than a step can hold",
-                      "global_batch / (micro_batch*dp) = " + s(t.micro_batches()) +
-                          " micro-batches per pipeline per step, more than the " + s(kMaxMicroBatches) +
-                          " a simulated step holds",
-                      "a larger micro_batch or a smaller global_batch");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (t.pp <= m.layers)
-          return std::nullopt;
-        return broken("pp", "more pipeline stages than layers",
-                      "pp " + s(t.pp) + " exceeds the model's " + s(m.layers) + " layers",
-                      "at most one pipeline stage per layer");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.vpp == 1 || t.pp > 1)
-          return std::nullopt;
-        return broken("vpp", "virtual stages without pipeline parallelism",
-                      "vpp " + s(t.vpp) + " needs pipeline parallelism", "vpp: 1 when pp is 1");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (t.vpp == 1 || static_cast<long long>(t.pp) * t.vpp <= m.layers)
-          return std::nullopt;
-        return broken("vpp", "more model chunks than layers",
-                      "pp*vpp = " + s(static_cast<long long>(t.pp) * t.vpp) + " chunks exceed the model's " +
-                          s(m.layers) + " layers",
-                      "pp*vpp <= layers");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.schedule != Schedule::interleaved || t.vpp >= 2)
-          return std::nullopt;
-        return broken("pipeline_schedule", "the interleaved schedule without virtual stages",
-                      "the interleaved schedule needs vpp >= 2", "vpp: 2 or more");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.vpp == 1 || t.schedule == Schedule::interleaved)
-          return std::nullopt;
-        return broken("pipeline_schedule", "virtual stages with a schedule that runs one chunk per stage",
-                      "vpp " + s(t.vpp) + " needs the interleaved schedule; " + to_string(t.schedule) +
-                          " runs one model chunk per stage",
-                      "pipeline_schedule: interleaved (the default when vpp > 1), or vpp: 1");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.schedule != Schedule::interleaved || t.micro_batches() % t.pp == 0)
-          return std::nullopt;
-        return broken("global_batch", "interleaved: micro-batches per pipeline not a multiple of pp",
-                      "the interleaved schedule needs micro-batches per pipeline (" + s(t.micro_batches()) +
-                          ") to be a multiple of pp (" + s(t.pp) + ")",
-                      "global_batch / (micro_batch*dp) divisible by pp");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (m.seq_len % t.cp == 0 && (t.cp == 1 || (m.seq_len / t.cp) % 2 == 0))
-          return std::nullopt;
-        return broken("cp", "cp does not split the sequence into even chunks",
-                      "cp " + s(t.cp) + " does not split seq_len " + s(m.seq_len) + " into even chunks",
-                      "cp such that seq_len / cp is even (load-balanced ring attention uses 2 chunks per rank)");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (!t.sequence_parallel || t.tp > 1)
-          return std::nullopt;
-        return broken("sequence_parallel", "sequence parallelism needs tp > 1",
-                      "sequence_parallel needs tp > 1", "sequence_parallel: false when tp is 1");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (m.experts == 1 || m.experts % t.ep == 0)
-          return std::nullopt;
-        return broken("ep", "ep does not divide the experts",
-                      "ep " + s(t.ep) + " does not divide the " + s(m.experts) + " experts", "a divisor of experts");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.ep == 1 || (static_cast<long long>(t.dp) * t.cp) % t.ep == 0)
-          return std::nullopt;
-        return broken("ep", "ep does not divide dp x cp",
-                      "ep " + s(t.ep) + " does not divide dp*cp = " + s(static_cast<long long>(t.dp) * t.cp),
-                      "a divisor of dp*cp (experts are sharded over data-parallel ranks)");
-      },
-      [](const TrainingSpec& t, const ModelSpec& m, long long) -> std::optional<LayoutViolation> {
-        if (t.ep == 1 || m.experts > 1)
-          return std::nullopt;
-        return broken("ep", "expert parallelism on a dense model", "ep " + s(t.ep) + " on a dense model",
-                      "ep: 1 unless experts > 1");
-      },
-      [](const TrainingSpec& t, const ModelSpec&, long long) -> std::optional<LayoutViolation> {
-        if (t.zero < 2 || t.pp == 1 || shards_with_pipeline(t.framework))
-          return std::nullopt;
-        return broken("zero", "ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)",
-                      "zero " + s(t.zero) + " with pp " + s(t.pp) + ": " + to_string(t.framework) +
-                          " does not shard gradients or parameters across a pipeline's replicas",
-                      "zero 0 or 1 with pp > 1, or framework torchtitan or automodel (FSDP2 per pipeline stage)");
-      },
-  };
+  static const std::vector<Rule> r{gpu_count,
+                                   heads_by_tp,
+                                   kv_heads_by_tp,
+                                   batch_multiple,
+                                   micro_batch_limit,
+                                   stages_vs_layers,
+                                   vpp_without_pp,
+                                   chunks_vs_layers,
+                                   interleaved_without_vpp,
+                                   vpp_needs_interleaved,
+                                   interleaved_micro_batches,
+                                   cp_chunks,
+                                   sp_without_tp,
+                                   ep_divides_experts,
+                                   ep_divides_dp,
+                                   ep_on_dense,
+                                   zero_with_pipeline};
   return r;
 }
 

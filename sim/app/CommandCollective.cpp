@@ -1,8 +1,11 @@
+#include "Arguments.hpp"
 #include "Catalog.hpp"
 #include "ClusterGraph.hpp"
 #include "CollectiveBench.hpp"
 #include "CollectiveEngine.hpp"
 #include "Commands.hpp"
+#include "Experiment.hpp"
+#include "Registry.hpp"
 #include "Isolated.hpp"
 #include "Suggest.hpp"
 #include "Units.hpp"
@@ -51,6 +54,9 @@ std::vector<double> parse_sizes(const std::string& spec)
     auto range = split(part, ':');
     if (range.size() == 1) {
       sizes.push_back(parse_size(range[0], "--sizes"));
+      if (!(sizes.back() > 0))
+        throw ConfigError(command_line("--sizes"), "'" + part + "' is an empty message",
+                          "sizes above 0 bytes, e.g. 1MiB");
     } else if (range.size() == 2) {
       double lo = parse_size(range[0], "--sizes");
       double hi = parse_size(range[1], "--sizes");
@@ -67,120 +73,150 @@ std::vector<double> parse_sizes(const std::string& spec)
   return sizes;
 }
 
+namespace {
+
+struct CollectiveOptions {
+  std::string op = "all_reduce";
+  std::string platform;
+  std::string gpus = "8";
+  std::string sizes = "1MiB:1GiB";
+  std::string algo = "auto";
+  bool json = false;
+  bool list = false;
+  int jobs = 0;
+};
+
+std::vector<int> gpu_counts(const std::string& text, const PlatformSpec& p)
+{
+  std::vector<int> counts;
+  for (const auto& g : split(text, ',')) {
+    long long n = 0;
+    try {
+      std::size_t used = 0;
+      n = std::stoll(g, &used);
+      if (used != g.size())
+        n = 0;
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n <= 0 || n > kMaxGpus || n % p.node.gpus != 0)
+      throw ConfigError(command_line("--gpus"),
+                        "'" + g + "' is not a multiple of the " + std::to_string(p.node.gpus) + " GPUs per node of '" +
+                            p.name + "'",
+                        "positive multiples of " + std::to_string(p.node.gpus) + " up to " + std::to_string(kMaxGpus) +
+                            ", comma-separated");
+    counts.push_back(static_cast<int>(n));
+  }
+  return counts;
+}
+
+std::vector<std::uint32_t> first_ranks(int n)
+{
+  std::vector<std::uint32_t> ranks;
+  for (int i = 0; i < n; ++i)
+    ranks.push_back(static_cast<std::uint32_t>(i));
+  return ranks;
+}
+
+/// nccl-tests style rows: per GPU count a header, per size the time and bandwidths.
+int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, const std::vector<int>& counts,
+                 const std::vector<double>& sizes, const std::vector<std::string>& results)
+{
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::ostringstream table;
+  std::size_t k = 0;
+  for (int n : counts) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "# %s on %d GPUs of %s (%d node%s)\n", o.op.c_str(), n, p.name.c_str(),
+                  n / p.node.gpus, n / p.node.gpus == 1 ? "" : "s");
+    table << buf;
+    std::snprintf(buf, sizeof buf, "#%14s %13s %-14s %12s %12s %12s\n", "size(B)", "count", "algo", "time(us)",
+                  "algbw(GB/s)", "busbw(GB/s)");
+    table << buf;
+    for (double s : sizes) {
+      const std::string& out = results[k++];
+      if (out.rfind("ERROR: ", 0) == 0)
+        throw std::runtime_error(out.substr(7));
+      auto j = nlohmann::json::parse(out);
+      double t = j["time_s"];
+      double algbw = s / t / 1e9;
+      double busbw = algbw * bus_factor(op, n);
+      std::snprintf(buf, sizeof buf, " %14.0f %13.0f %-14s %12.2f %12.2f %12.2f\n", s, std::floor(s / 4),
+                    j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
+      table << buf;
+      rows.push_back({{"op", o.op},
+                      {"gpus", n},
+                      {"bytes", s},
+                      {"algo", j["algo"]},
+                      {"time_s", t},
+                      {"algbw_GBps", algbw},
+                      {"busbw_GBps", busbw}});
+    }
+  }
+  std::cout << (o.json ? rows.dump(2) + "\n" : table.str());
+  return 0;
+}
+
+int collective_command(const CollectiveOptions& o)
+{
+  if (o.list) {
+    for (const auto& e : RegistryDirectory::instance().entries(CollectiveAlgorithm::kRegistryKind))
+      std::cout << e.name << "  " << e.description << "\n";
+    return 0;
+  }
+  if (o.jobs != 0)
+    int_argument(o.jobs, "--jobs", 1, 4096);
+  const auto& ops = coll_op_names();
+  auto op_it = std::find(ops.begin(), ops.end(), o.op);
+  if (op_it == ops.end())
+    throw ConfigError(command_line("--op"), unknown_name("operation", o.op, ops), join(ops));
+  CollOp op = static_cast<CollOp>(op_it - ops.begin());
+  check_collective_algo(o.algo, command_line("--algo"));
+  Catalog catalog = Catalog::open();
+  if (o.platform.empty())
+    throw ConfigError(command_line("--platform"), "--platform is required", "a platform (clustersim platform list)");
+  PlatformSpec p = catalog.platform(o.platform, command_line("--platform"));
+  std::vector<int> counts = gpu_counts(o.gpus, p);
+  std::vector<double> sizes = parse_sizes(o.sizes);
+  // the algorithm on one point before forking (a clean error, exit 2)
+  {
+    ClusterGraph cg = ClusterGraph::build(p, counts.front());
+    CollectiveEngine engine(cg, catalog.protocols());
+    try {
+      engine.best_plan(op, first_ranks(counts.front()), sizes.front(), o.algo);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(command_line("--algo"), e.what(), "an algorithm that implements " + o.op);
+    }
+  }
+  std::vector<std::function<std::string()>> points;
+  for (int n : counts)
+    for (double s : sizes)
+      points.push_back([&catalog, &p, op, n, s, algo = o.algo] {
+        ClusterGraph cg = ClusterGraph::build(p, n);
+        CollectiveRun r = run_collectives(cg, catalog.protocols(), {{op, first_ranks(n), s, algo}});
+        nlohmann::ordered_json j{{"algo", r.algorithm + "/" + r.protocol}, {"time_s", r.seconds}};
+        return j.dump();
+      });
+  auto results = run_isolated_all(points, o.jobs > 0 ? o.jobs : available_cores());
+  return print_points(o, p, op, counts, sizes, results);
+}
+
+} // namespace
+
 void add_collective_command(CLI::App& app, Action& action)
 {
-  struct Options {
-    std::string op = "all_reduce";
-    std::string platform;
-    std::string gpus = "8";
-    std::string sizes = "1MiB:1GiB";
-    std::string algo = "auto";
-    bool json = false;
-    int jobs = 0;
-  };
-  auto opt = std::make_shared<Options>();
+  auto opt = std::make_shared<CollectiveOptions>();
   CLI::App* cmd = app.add_subcommand("collective", "Time one collective on the simulated network, like nccl-tests: "
                                                    "size, count, time, algbw and busbw per point");
   cmd->add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | broadcast | reduce | all_to_all");
-  cmd->add_option("--platform", opt->platform, "catalog name or platform YAML")->required();
+  cmd->add_option("--platform", opt->platform, "catalog name or platform YAML");
   cmd->add_option("--gpus", opt->gpus, "GPU counts, comma-separated (all GPUs join the collective)");
   cmd->add_option("--sizes", opt->sizes, "bytes per rank: MIN:MAX (doubling), or a comma-separated list");
-  cmd->add_option("--algo", opt->algo, "ring | tree | hier | nvls | direct | auto (NCCL-like choice)");
+  cmd->add_option("--algo", opt->algo, "auto (NCCL-like choice), or NAME[/PROTOCOL]: see --list-algorithms");
+  cmd->add_flag("--list-algorithms", opt->list, "list the collective algorithms and what each runs");
   cmd->add_flag("--json", opt->json, "print JSON rows");
   cmd->add_option("--jobs", opt->jobs, "parallel simulations (default: all cores)");
-  cmd->callback([opt, &action] {
-    action = [opt] {
-      Catalog catalog = Catalog::open();
-      const auto& ops = coll_op_names();
-      auto op_it = std::find(ops.begin(), ops.end(), opt->op);
-      if (op_it == ops.end())
-        throw ConfigError(command_line("--op"), unknown_name("operation", opt->op, ops), join(ops));
-      CollOp op = static_cast<CollOp>(op_it - ops.begin());
-      auto algos = AlgorithmRegistry::instance().names();
-      algos.push_back("auto");
-      if (std::find(algos.begin(), algos.end(), opt->algo) == algos.end())
-        throw ConfigError(command_line("--algo"), unknown_name("algorithm", opt->algo, algos), join(algos));
-      PlatformSpec p = catalog.platform(opt->platform, command_line("--platform"));
-      std::vector<int> counts;
-      for (const auto& g : split(opt->gpus, ',')) {
-        int n = 0;
-        try {
-          std::size_t used = 0;
-          n = std::stoi(g, &used);
-          if (used != g.size())
-            n = 0;
-        } catch (const std::exception&) {
-          n = 0;
-        }
-        if (n <= 0 || n % p.node.gpus != 0)
-          throw ConfigError(command_line("--gpus"),
-                            "'" + g + "' is not a multiple of the " + std::to_string(p.node.gpus) +
-                                " GPUs per node of '" + p.name + "'",
-                            "positive multiples of " + std::to_string(p.node.gpus) + ", comma-separated");
-        counts.push_back(n);
-      }
-      std::vector<double> sizes = parse_sizes(opt->sizes);
-      // validate the algorithm on one point before forking (a clean error, exit 2)
-      {
-        ClusterGraph cg = ClusterGraph::build(p, counts.front());
-        CollectiveEngine engine(cg, catalog.protocols());
-        std::vector<std::uint32_t> ranks;
-        for (int i = 0; i < counts.front(); ++i)
-          ranks.push_back(static_cast<std::uint32_t>(i));
-        try {
-          engine.best_plan(op, ranks, sizes.front(), opt->algo);
-        } catch (const std::invalid_argument& e) {
-          throw ConfigError(command_line("--algo"), e.what(), "an algorithm that implements " + opt->op);
-        }
-      }
-      std::vector<std::function<std::string()>> points;
-      for (int n : counts)
-        for (double s : sizes)
-          points.push_back([&catalog, &p, op, n, s, algo = opt->algo] {
-            ClusterGraph cg = ClusterGraph::build(p, n);
-            std::vector<std::uint32_t> ranks;
-            for (int i = 0; i < n; ++i)
-              ranks.push_back(static_cast<std::uint32_t>(i));
-            CollectiveRun r = run_collectives(cg, catalog.protocols(), {{op, ranks, s, algo}});
-            nlohmann::ordered_json j{{"algo", r.algorithm + "/" + r.protocol}, {"time_s", r.seconds}};
-            return j.dump();
-          });
-      auto results = run_isolated_all(points, opt->jobs > 0 ? opt->jobs : available_cores());
-      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-      std::ostringstream table;
-      std::size_t k = 0;
-      for (int n : counts) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "# %s on %d GPUs of %s (%d node%s)\n", opt->op.c_str(), n, p.name.c_str(),
-                      n / p.node.gpus, n / p.node.gpus == 1 ? "" : "s");
-        table << buf;
-        std::snprintf(buf, sizeof buf, "#%14s %13s %-14s %12s %12s %12s\n", "size(B)", "count", "algo", "time(us)",
-                      "algbw(GB/s)", "busbw(GB/s)");
-        table << buf;
-        for (double s : sizes) {
-          const std::string& out = results[k++];
-          if (out.rfind("ERROR: ", 0) == 0)
-            throw std::runtime_error(out.substr(7));
-          auto j = nlohmann::json::parse(out);
-          double t = j["time_s"];
-          double algbw = s / t / 1e9;
-          double busbw = algbw * bus_factor(op, n);
-          std::snprintf(buf, sizeof buf, " %14.0f %13.0f %-14s %12.2f %12.2f %12.2f\n", s, std::floor(s / 4),
-                        j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
-          table << buf;
-          rows.push_back({{"op", opt->op},
-                          {"gpus", n},
-                          {"bytes", s},
-                          {"algo", j["algo"]},
-                          {"time_s", t},
-                          {"algbw_GBps", algbw},
-                          {"busbw_GBps", busbw}});
-        }
-      }
-      std::cout << (opt->json ? rows.dump(2) + "\n" : table.str());
-      return 0;
-    };
-  });
+  cmd->callback([opt, &action] { action = [opt] { return collective_command(*opt); }; });
 }
 
 } // namespace clustersim

@@ -129,157 +129,186 @@ CsvTable parse_csv(const std::string& text, const std::string& file)
   return t;
 }
 
-std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const PlotSpec& spec,
-                                                      const std::string& outdir)
+namespace {
+
+/// What a figure's gnuplot script needs beyond its data files.
+struct Figure {
+  std::ostringstream script;
+  std::string plot_cmd;
+  std::string xlabel;
+  std::string ylabel;
+};
+
+using Rows = std::vector<const std::vector<std::string>*>;
+
+std::size_t column_of(const CsvTable& t, const std::string& col)
 {
-  auto need = [&](const std::string& col) {
-    if (t.column(col) < 0)
-      throw ConfigError(command_line("plot"), unknown_name("column", col, t.header), join(t.header));
-    return static_cast<std::size_t>(t.column(col));
-  };
+  if (t.column(col) < 0)
+    throw ConfigError(command_line("plot"), unknown_name("column", col, t.header), join(t.header));
+  return static_cast<std::size_t>(t.column(col));
+}
+
+/// The rows a figure shows: those that ran (and, for memory, those that do not fit).
+Rows plotted_rows(const CsvTable& t, const PlotSpec& spec)
+{
   int status_col = t.column("status");
-  std::vector<const std::vector<std::string>*> ok;
+  Rows ok;
   for (const auto& r : t.rows)
     if (status_col < 0 || r[static_cast<std::size_t>(status_col)] == "ok" ||
         (spec.kind == "memory" && r[static_cast<std::size_t>(status_col)] == "oom"))
       ok.push_back(&r);
   if (ok.empty())
     throw ConfigError(command_line("plot"), "no row with status ok to plot", "results with simulated points");
+  return ok;
+}
 
-  char tmpl[] = "/tmp/clustersim-plot-XXXXXX";
-  char* dir = ::mkdtemp(tmpl);
-  if (!dir)
-    throw std::runtime_error("cannot create a temporary directory for gnuplot");
-  const std::string tmp = dir;
-  std::ostringstream script;
-  std::ostringstream data;
-  std::string xlabel, ylabel, plot_cmd;
-  const std::string title = spec.title.empty() ? spec.kind : spec.title;
-
-  if (spec.kind == "scaling" || spec.kind == "line") {
-    const std::string xcol = spec.x.empty() ? "gpus" : spec.x;
-    const std::string ycol = spec.kind == "scaling" ? "scaling_efficiency" : spec.y;
-    std::size_t xi = need(xcol);
-    std::size_t yi = need(ycol);
-    std::map<std::string, std::vector<std::pair<double, double>>> series;
-    for (const auto* r : ok) {
-      std::string key = spec.series.empty()
-                            ? "simulated"
-                            : spec.series.substr(spec.series.find_last_of('.') + 1) + " " + (*r)[need(spec.series)];
-      double xv = std::atof((*r)[xi].c_str());
-      double yv = std::atof((*r)[yi].c_str()) * (spec.kind == "scaling" ? 100.0 : 1.0);
-      series[key].emplace_back(xv, yv);
-    }
-    int k = 0;
-    std::vector<std::string> parts;
-    for (auto& [name, pts] : series) {
-      std::sort(pts.begin(), pts.end());
-      std::string f = tmp + "/s" + std::to_string(k) + ".dat";
-      std::ofstream out(f);
-      for (auto& [a, b] : pts)
-        out << a << " " << b << "\n";
-      parts.push_back(gp_quote(f) + " using 1:2 with linespoints lw 2 pt 7 title " + gp_quote(name));
-      ++k;
-    }
-    if (spec.kind == "scaling")
-      parts.push_back("100 with lines dt 2 lc rgb 'gray40' title 'ideal'");
-    plot_cmd = "plot " + join(parts, ", ");
-    xlabel = xcol == "gpus" ? "GPUs" : xcol;
-    ylabel = spec.kind == "scaling" ? "Scaling efficiency (%)" : ycol;
-    script << (xcol == "gpus" ? "set logscale x 2\n" : "") << (spec.kind == "scaling" ? "set yrange [0:110]\n" : "")
-           << "set key bottom left\n";
-  } else {
-    // bars: one per row
-    std::string f = tmp + "/bars.dat";
-    std::ofstream out(f);
-    static const std::vector<std::pair<std::string, std::string>> parts{{"compute_s", "compute"},
-                                                                        {"recompute_s", "recompute"},
-                                                                        {"optimizer_s", "optimizer"},
-                                                                        {"exposed_tp_s", "exposed TP comm"},
-                                                                        {"exposed_cp_s", "exposed CP comm"},
-                                                                        {"exposed_pp_s", "exposed PP comm"},
-                                                                        {"exposed_dp_s", "exposed DP comm"},
-                                                                        {"bubble_s", "bubble / wait"}};
-    static const std::vector<std::pair<std::string, std::string>> memory_parts{
-        {"weights_bytes", "weights"},
-        {"grads_bytes", "gradients"},
-        {"optimizer_bytes", "optimizer states"},
-        {"activations_bytes", "activations"},
-        {"other_memory_bytes", "buffers, reserve"}};
-    double capacity = 0;
-    double peak = 0;
-    std::string clip_note;
-    for (const auto* r : ok) {
-      for (const auto& col : spec.labels)
-        need(col);
-      std::string label = row_label(t, *r, spec);
-      if (!spec.series.empty()) {
-        const std::string& name = spec.series;
-        label += " " + name.substr(name.find_last_of('.') + 1) + " " + (*r)[need(spec.series)];
-      }
-      out << gp_quote(label);
-      if (spec.kind == "breakdown") {
-        for (const auto& p : parts)
-          out << " " << std::atof((*r)[need(p.first)].c_str());
-      } else if (spec.kind == "memory") {
-        for (const auto& p : memory_parts)
-          out << " " << std::atof((*r)[need(p.first)].c_str()) / 1073741824.0;
-        capacity = std::max(capacity, std::atof((*r)[need("memory_capacity_bytes")].c_str()) / 1073741824.0);
-        peak = std::max(peak, std::atof((*r)[need("peak_memory_bytes")].c_str()) / 1073741824.0);
-      } else if (spec.kind == "bars") {
-        out << " " << std::atof((*r)[need(spec.y)].c_str());
-      } else {
-        out << " " << 100 * std::atof((*r)[need("mfu")].c_str());
-      }
-      out << "\n";
-    }
-    script << "set style data histograms\nset style fill solid 0.85 border -1\nset boxwidth 0.75\n"
-           << "set xtics rotate by " << (ok.size() > 10 ? -50 : -30) << " scale 0\nset key outside right top\n";
-    if (spec.kind == "breakdown" || spec.kind == "memory") {
-      script << "set style histogram rowstacked\n";
-      const auto& list = spec.kind == "breakdown" ? parts : memory_parts;
-      std::vector<std::string> cols;
-      for (std::size_t i = 0; i < list.size(); ++i)
-        cols.push_back((i == 0 ? gp_quote(f) : std::string("''")) + " using " + std::to_string(i + 2) +
-                       (i == 0 ? ":xtic(1)" : "") + " title " + gp_quote(list[i].second));
-      if (spec.kind == "memory") {
-        char cap[128];
-        std::snprintf(cap, sizeof cap, "%.3f with lines lw 2 dt 2 lc rgb 'red' title 'GPU memory (%.0f GiB)'", capacity,
-                      capacity);
-        cols.push_back(cap);
-        // a 175B model under plain DP needs terabytes per GPU: clip the axis so that the bars
-        // near the capacity line stay readable, and say so
-        if (peak > 3 * capacity) {
-          char range[160];
-          std::snprintf(range, sizeof range, "set yrange [0:%.0f]\n", 3 * capacity);
-          script << range;
-          std::snprintf(range, sizeof range, " (bars above %.0f GiB are clipped; totals in peak_memory_bytes)",
-                        3 * capacity);
-          clip_note = range;
-        }
-      }
-      plot_cmd = "plot " + join(cols, ", ");
-      ylabel = spec.kind == "breakdown" ? "Step time (s)" : "Memory per GPU (GiB)";
-    } else if (spec.kind == "bars") {
-      script << "set style histogram clustered\nset yrange [0:*]\n";
-      plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title " + gp_quote(spec.y);
-      ylabel = spec.y;
-    } else {
-      script << "set style histogram clustered\nset yrange [0:*]\n";
-      plot_cmd = "plot " + gp_quote(f) + " using 2:xtic(1) title 'MFU'";
-      ylabel = "MFU (%)";
-    }
-    xlabel = (spec.x.empty() ? "layout" : spec.x) + clip_note;
+/// scaling and line: one line per series.
+void line_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const std::string& tmp, Figure& f)
+{
+  const std::string xcol = spec.x.empty() ? "gpus" : spec.x;
+  const std::string ycol = spec.kind == "scaling" ? "scaling_efficiency" : spec.y;
+  std::size_t xi = column_of(t, xcol);
+  std::size_t yi = column_of(t, ycol);
+  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  for (const auto* r : ok) {
+    std::string key = spec.series.empty() ? "simulated"
+                                          : spec.series.substr(spec.series.find_last_of('.') + 1) + " " +
+                                                (*r)[column_of(t, spec.series)];
+    double xv = std::atof((*r)[xi].c_str());
+    double yv = std::atof((*r)[yi].c_str()) * (spec.kind == "scaling" ? 100.0 : 1.0);
+    series[key].emplace_back(xv, yv);
   }
-  if (spec.log_y)
-    script << "set logscale y\nset yrange [*:*]\n";
-  std::string common = script.str() + "set title " + gp_quote(title) + "\nset xlabel " + gp_quote(xlabel) +
-                       "\nset ylabel " + gp_quote(ylabel) + "\nset grid ytics\n";
+  int k = 0;
+  std::vector<std::string> parts;
+  for (auto& [name, pts] : series) {
+    std::sort(pts.begin(), pts.end());
+    std::string file = tmp + "/s" + std::to_string(k) + ".dat";
+    std::ofstream out(file);
+    for (auto& [a, b] : pts)
+      out << a << " " << b << "\n";
+    parts.push_back(gp_quote(file) + " using 1:2 with linespoints lw 2 pt 7 title " + gp_quote(name));
+    ++k;
+  }
+  if (spec.kind == "scaling")
+    parts.push_back("100 with lines dt 2 lc rgb 'gray40' title 'ideal'");
+  f.plot_cmd = "plot " + join(parts, ", ");
+  f.xlabel = xcol == "gpus" ? "GPUs" : xcol;
+  f.ylabel = spec.kind == "scaling" ? "Scaling efficiency (%)" : ycol;
+  f.script << (xcol == "gpus" ? "set logscale x 2\n" : "") << (spec.kind == "scaling" ? "set yrange [0:110]\n" : "")
+           << "set key bottom left\n";
+}
+
+const std::vector<std::pair<std::string, std::string>>& time_parts()
+{
+  static const std::vector<std::pair<std::string, std::string>> parts{
+      {"compute_s", "compute"},         {"recompute_s", "recompute"},         {"optimizer_s", "optimizer"},
+      {"exposed_tp_s", "exposed TP comm"}, {"exposed_cp_s", "exposed CP comm"}, {"exposed_pp_s", "exposed PP comm"},
+      {"exposed_dp_s", "exposed DP comm"}, {"bubble_s", "bubble / wait"}};
+  return parts;
+}
+
+const std::vector<std::pair<std::string, std::string>>& memory_parts()
+{
+  static const std::vector<std::pair<std::string, std::string>> parts{{"weights_bytes", "weights"},
+                                                                      {"grads_bytes", "gradients"},
+                                                                      {"optimizer_bytes", "optimizer states"},
+                                                                      {"activations_bytes", "activations"},
+                                                                      {"other_memory_bytes", "buffers, reserve"}};
+  return parts;
+}
+
+/// The data file of a bar figure, one line per row; returns the largest capacity and peak seen.
+std::pair<double, double> write_bars(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const std::string& file)
+{
+  std::ofstream out(file);
+  double capacity = 0;
+  double peak = 0;
+  for (const auto* r : ok) {
+    for (const auto& col : spec.labels)
+      column_of(t, col);
+    std::string label = row_label(t, *r, spec);
+    if (!spec.series.empty()) {
+      const std::string& name = spec.series;
+      label += " " + name.substr(name.find_last_of('.') + 1) + " " + (*r)[column_of(t, spec.series)];
+    }
+    out << gp_quote(label);
+    auto cell = [&](const std::string& col) { return std::atof((*r)[column_of(t, col)].c_str()); };
+    if (spec.kind == "breakdown") {
+      for (const auto& p : time_parts())
+        out << " " << cell(p.first);
+    } else if (spec.kind == "memory") {
+      for (const auto& p : memory_parts())
+        out << " " << cell(p.first) / 1073741824.0;
+      capacity = std::max(capacity, cell("memory_capacity_bytes") / 1073741824.0);
+      peak = std::max(peak, cell("peak_memory_bytes") / 1073741824.0);
+    } else if (spec.kind == "bars") {
+      out << " " << cell(spec.y);
+    } else {
+      out << " " << 100 * cell("mfu");
+    }
+    out << "\n";
+  }
+  return {capacity, peak};
+}
+
+/// bars, breakdown, memory, mfu: one bar (or stack) per row.
+void bar_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const std::string& tmp, Figure& f)
+{
+  const std::string file = tmp + "/bars.dat";
+  auto [capacity, peak] = write_bars(t, spec, ok, file);
+  std::string clip_note;
+  f.script << "set style data histograms\nset style fill solid 0.85 border -1\nset boxwidth 0.75\n"
+           << "set xtics rotate by " << (ok.size() > 10 ? -50 : -30) << " scale 0\nset key outside right top\n";
+  if (spec.kind == "breakdown" || spec.kind == "memory") {
+    f.script << "set style histogram rowstacked\n";
+    const auto& list = spec.kind == "breakdown" ? time_parts() : memory_parts();
+    std::vector<std::string> cols;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      cols.push_back((i == 0 ? gp_quote(file) : std::string("''")) + " using " + std::to_string(i + 2) +
+                     (i == 0 ? ":xtic(1)" : "") + " title " + gp_quote(list[i].second));
+    if (spec.kind == "memory") {
+      char cap[128];
+      std::snprintf(cap, sizeof cap, "%.3f with lines lw 2 dt 2 lc rgb 'red' title 'GPU memory (%.0f GiB)'", capacity,
+                    capacity);
+      cols.push_back(cap);
+      // a 175B model under plain DP needs terabytes per GPU: clip the axis so that the bars
+      // near the capacity line stay readable, and say so
+      if (peak > 3 * capacity) {
+        char range[160];
+        std::snprintf(range, sizeof range, "set yrange [0:%.0f]\n", 3 * capacity);
+        f.script << range;
+        std::snprintf(range, sizeof range, " (bars above %.0f GiB are clipped; totals in peak_memory_bytes)",
+                      3 * capacity);
+        clip_note = range;
+      }
+    }
+    f.plot_cmd = "plot " + join(cols, ", ");
+    f.ylabel = spec.kind == "breakdown" ? "Step time (s)" : "Memory per GPU (GiB)";
+  } else if (spec.kind == "bars") {
+    f.script << "set style histogram clustered\nset yrange [0:*]\n";
+    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title " + gp_quote(spec.y);
+    f.ylabel = spec.y;
+  } else {
+    f.script << "set style histogram clustered\nset yrange [0:*]\n";
+    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title 'MFU'";
+    f.ylabel = "MFU (%)";
+  }
+  f.xlabel = (spec.x.empty() ? "layout" : spec.x) + clip_note;
+}
+
+/// Runs gnuplot on the figure: PNG and SVG, returned as (path, bytes).
+std::vector<std::pair<std::string, std::string>> render(const PlotSpec& spec, const Figure& f, const std::string& tmp,
+                                                        const std::string& outdir)
+{
+  const std::string title = spec.title.empty() ? spec.kind : spec.title;
+  std::string common = f.script.str() + (spec.log_y ? "set logscale y\nset yrange [*:*]\n" : "") + "set title " +
+                       gp_quote(title) + "\nset xlabel " + gp_quote(f.xlabel) + "\nset ylabel " + gp_quote(f.ylabel) +
+                       "\nset grid ytics\n";
   std::string base = tmp + "/figure";
   std::ofstream gp(tmp + "/plot.gp");
   gp << "set terminal pngcairo noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output " << gp_quote(base + ".png")
      << "\n"
-     << common << plot_cmd << "\nset terminal svg noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output "
+     << common << f.plot_cmd << "\nset terminal svg noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output "
      << gp_quote(base + ".svg") << "\n"
      << "replot\n";
   gp.close();
@@ -294,6 +323,25 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
   if (rc != 0)
     throw std::runtime_error("gnuplot failed (is gnuplot installed? scripts/setup.sh installs it): " + err);
   return files;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const PlotSpec& spec,
+                                                      const std::string& outdir)
+{
+  const Rows ok = plotted_rows(t, spec);
+  char tmpl[] = "/tmp/clustersim-plot-XXXXXX";
+  char* dir = ::mkdtemp(tmpl);
+  if (!dir)
+    throw std::runtime_error("cannot create a temporary directory for gnuplot");
+  const std::string tmp = dir;
+  Figure f;
+  if (spec.kind == "scaling" || spec.kind == "line")
+    line_figure(t, spec, ok, tmp, f);
+  else
+    bar_figure(t, spec, ok, tmp, f);
+  return render(spec, f, tmp, outdir);
 }
 
 std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& csv,

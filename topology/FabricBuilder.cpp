@@ -1,0 +1,192 @@
+// The scale-out fabric of a ClusterGraph: leaves for the NICs (one switch, a fat-tree, or one
+// leaf per rail and scalable unit), then two tiers (spines) or three (pods of aggregation
+// switches under cores). Parallel up-links of a switch toward one tier are one resource of
+// their summed capacity (ideal ECMP, see ClusterGraph.hpp).
+#include "GraphBuilder.hpp"
+
+#include <algorithm>
+
+namespace clustersim {
+
+struct GraphBuilder::Leaves {
+  std::vector<VertexId> vertices;
+  int down = 0; ///< NIC ports per leaf
+  int up = 0;   ///< up-links per leaf
+};
+
+void GraphBuilder::radix_error(const SourceLocation& where, const std::string& why) const
+{
+  const int k = cg_.platform_.fabric.radix;
+  throw ConfigError(where,
+                    "fabric radix " + std::to_string(k) + " is too small for " + std::to_string(cg_.nodes_) +
+                        " nodes (" + std::to_string(nics_.size()) + " NIC ports): " + why,
+                    "a larger radix, fewer GPUs, or more levels (at most 3)");
+}
+
+GraphBuilder::Leaves GraphBuilder::place_leaves(const SourceLocation& where)
+{
+  const PlatformSpec& p = cg_.platform_;
+  const FabricSpec& f = p.fabric;
+  const int endpoints = static_cast<int>(nics_.size());
+  const int k = f.radix;
+  Leaves l;
+  cg_.leaf_of_nic_.assign(static_cast<std::size_t>(endpoints), 0);
+  if (f.kind == FabricKind::single_switch) {
+    if (endpoints > k)
+      radix_error(where, "a single switch needs one port per NIC");
+    l.vertices.push_back(add_vertex(VertexKind::leaf, -1, -1, 0));
+    l.down = endpoints;
+    return l;
+  }
+  l.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription));
+  l.up = k - l.down;
+  if (l.down < 1 || l.up < 1)
+    radix_error(where, "no room for both down- and up-links");
+  int leaf_count = 0;
+  if (f.kind == FabricKind::rail_optimized) {
+    const int rails = p.node.nics;
+    int group_nodes = f.rail_group_nodes > 0 ? std::min(f.rail_group_nodes, l.down) : l.down;
+    int groups = (cg_.nodes_ + group_nodes - 1) / group_nodes;
+    leaf_count = groups * rails;
+    for (int nic = 0; nic < endpoints; ++nic) {
+      int node = nic / rails;
+      int rail = nic % rails;
+      cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = (node / group_nodes) * rails + rail;
+    }
+  } else {
+    leaf_count = (endpoints + l.down - 1) / l.down;
+    for (int nic = 0; nic < endpoints; ++nic)
+      cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = nic / l.down;
+  }
+  for (int i = 0; i < leaf_count; ++i)
+    l.vertices.push_back(add_vertex(VertexKind::leaf, -1, -1, i));
+  return l;
+}
+
+void GraphBuilder::link_nics(const std::vector<VertexId>& leaves)
+{
+  const PlatformSpec& p = cg_.platform_;
+  const int endpoints = static_cast<int>(nics_.size());
+  // NIC ↔ leaf: one resource per arc
+  cg_.nic_leaf_up_.assign(static_cast<std::size_t>(endpoints), -1);
+  cg_.nic_leaf_down_.assign(static_cast<std::size_t>(endpoints), -1);
+  for (int nic = 0; nic < endpoints; ++nic) {
+    int id = add_link(nics_[static_cast<std::size_t>(nic)],
+                      leaves[static_cast<std::size_t>(cg_.leaf_of_nic_[static_cast<std::size_t>(nic)])],
+                      LinkKind::network, p.node.nic.bandwidth, p.node.nic.latency, 1, -1, -1, p.fabric.switch_latency,
+                      0);
+    cg_.nic_leaf_up_[static_cast<std::size_t>(nic)] = id;
+    cg_.nic_leaf_down_[static_cast<std::size_t>(nic)] = id + 1;
+  }
+}
+
+void GraphBuilder::add_spines(const Leaves& l)
+{
+  const FabricSpec& f = cg_.platform_.fabric;
+  const int k = f.radix;
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  // Each leaf spreads its `up` links over the spines, `per` parallel cables to each.
+  int per = std::max(1, std::min(l.up, k / leaf_count));
+  int spines = (l.up + per - 1) / per;
+  std::vector<VertexId> spine_v;
+  for (int s = 0; s < spines; ++s)
+    spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, s));
+  for (int i = 0; i < leaf_count; ++i)
+    for (int s = 0; s < spines; ++s) {
+      int lanes = std::min(per, l.up - s * per);
+      add_link(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], LinkKind::network,
+               f.link.bandwidth * lanes, f.link.latency, lanes, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
+               cg_.leaf_down_res_[static_cast<std::size_t>(i)], f.switch_latency, f.switch_latency);
+    }
+}
+
+void GraphBuilder::add_pods(const Leaves& l, const SourceLocation& where)
+{
+  const FabricSpec& f = cg_.platform_.fabric;
+  const int k = f.radix;
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  const double link_bw = f.link.bandwidth;
+  // Three levels: pods of k/2 leaves, each with `up` aggregation switches (k/2 down, k/2 up).
+  const int pod_leaves = k / 2;
+  if (l.up > k / 2)
+    radix_error(where, "leaf uplinks exceed the down ports of an aggregation switch");
+  const int pods = (leaf_count + pod_leaves - 1) / pod_leaves;
+  if (pods > k)
+    radix_error(where, std::to_string(pods) + " pods exceed the " + std::to_string(k) + " ports of a core switch");
+  const int agg_up = k / 2;
+  cg_.pod_up_res_.resize(static_cast<std::size_t>(pods));
+  cg_.pod_down_res_.resize(static_cast<std::size_t>(pods));
+  std::vector<std::vector<VertexId>> aggs(static_cast<std::size_t>(pods));
+  for (int pod = 0; pod < pods; ++pod) {
+    std::string name = "pod" + std::to_string(pod);
+    const double bw = l.up * agg_up * link_bw;
+    cg_.pod_up_res_[static_cast<std::size_t>(pod)] =
+        new_resource(name + "-up", LinkKind::network, bw, f.link.latency + f.switch_latency);
+    cg_.pod_down_res_[static_cast<std::size_t>(pod)] =
+        new_resource(name + "-down", LinkKind::network, bw, f.link.latency + f.switch_latency);
+    for (int a = 0; a < l.up; ++a)
+      aggs[static_cast<std::size_t>(pod)].push_back(add_vertex(VertexKind::spine, -1, -1, pod * l.up + a));
+  }
+  for (int i = 0; i < leaf_count; ++i) {
+    int pod = i / pod_leaves;
+    cg_.pod_of_leaf_[static_cast<std::size_t>(i)] = pod;
+    for (int a = 0; a < l.up; ++a)
+      add_link(l.vertices[static_cast<std::size_t>(i)],
+               aggs[static_cast<std::size_t>(pod)][static_cast<std::size_t>(a)], LinkKind::network, link_bw,
+               f.link.latency, 1, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
+               cg_.leaf_down_res_[static_cast<std::size_t>(i)], f.switch_latency, f.switch_latency);
+  }
+  // Core group j serves aggregation switch j of every pod, `per` parallel cables per pod.
+  int per = std::max(1, std::min(agg_up, k / pods));
+  int cores_per_group = (agg_up + per - 1) / per;
+  std::vector<VertexId> cores;
+  for (int c = 0; c < l.up * cores_per_group; ++c)
+    cores.push_back(add_vertex(VertexKind::core, -1, -1, c));
+  for (int pod = 0; pod < pods; ++pod)
+    for (int a = 0; a < l.up; ++a)
+      for (int c = 0; c < cores_per_group; ++c) {
+        int lanes = std::min(per, agg_up - c * per);
+        add_link(aggs[static_cast<std::size_t>(pod)][static_cast<std::size_t>(a)],
+                 cores[static_cast<std::size_t>(a * cores_per_group + c)], LinkKind::network, link_bw * lanes,
+                 f.link.latency, lanes, cg_.pod_up_res_[static_cast<std::size_t>(pod)],
+                 cg_.pod_down_res_[static_cast<std::size_t>(pod)], f.switch_latency, f.switch_latency);
+      }
+}
+
+void GraphBuilder::add_fabric(const SourceLocation& where)
+{
+  if (nics_.empty())
+    return;
+  const FabricSpec& f = cg_.platform_.fabric;
+  const int k = f.radix;
+  Leaves l = place_leaves(where);
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  link_nics(l.vertices);
+  int levels = 1;
+  if (leaf_count > 1) {
+    levels = f.levels > 0 ? f.levels : (leaf_count <= k ? 2 : 3);
+    if (levels < 2)
+      radix_error(where, "one switch cannot hold every NIC");
+    if (levels == 2 && leaf_count > k)
+      radix_error(where, std::to_string(leaf_count) + " leaves exceed the " + std::to_string(k) + " ports of a spine");
+  }
+  cg_.fabric_levels_ = levels;
+  cg_.pod_of_leaf_.assign(static_cast<std::size_t>(leaf_count), 0);
+  if (levels == 1)
+    return;
+  cg_.leaf_up_res_.resize(static_cast<std::size_t>(leaf_count));
+  cg_.leaf_down_res_.resize(static_cast<std::size_t>(leaf_count));
+  for (int i = 0; i < leaf_count; ++i) {
+    std::string name = "leaf" + std::to_string(i);
+    cg_.leaf_up_res_[static_cast<std::size_t>(i)] =
+        new_resource(name + "-up", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency);
+    cg_.leaf_down_res_[static_cast<std::size_t>(i)] =
+        new_resource(name + "-down", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency);
+  }
+  if (levels == 2)
+    add_spines(l);
+  else
+    add_pods(l, where);
+}
+
+} // namespace clustersim

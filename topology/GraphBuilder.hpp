@@ -1,0 +1,92 @@
+#pragma once
+/// Builds a ClusterGraph: domains and nodes from the node template (GraphBuilder.cpp), then
+/// the scale-out fabric (FabricBuilder.cpp), in a fixed order so that every node's arcs are
+/// contiguous and laid out alike (the routing tables rely on it). Internal to topology/.
+
+#include "ClusterGraph.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+/// Appends domains, nodes and the fabric to a ClusterGraph in a fixed order, so that every
+/// node's arcs are contiguous and laid out alike (routing tables rely on it).
+class GraphBuilder {
+public:
+  explicit GraphBuilder(ClusterGraph& cg) : cg_(cg) { cg_.vertex_count_.assign(8, 0); }
+
+  VertexId add_vertex(VertexKind kind, int node, int domain, int local)
+  {
+    VertexInfo v;
+    v.kind = kind;
+    v.node = node;
+    v.domain = domain;
+    v.local = local;
+    v.global = cg_.vertex_count_[static_cast<std::size_t>(kind)]++;
+    return boost::add_vertex(v, cg_.graph_);
+  }
+
+  int new_resource(const std::string& name, LinkKind kind, double bw, double lat)
+  {
+    cg_.resources_.push_back(Resource{name, kind, bw, lat});
+    return static_cast<int>(cg_.resources_.size()) - 1;
+  }
+
+  /// Adds a physical link as two arcs. `res_fwd` / `res_back` < 0 create a resource per arc.
+  /// `enter_fwd` / `enter_back` are the switch latencies added to the arc entering a switch.
+  /// Returns the id of the forward arc (the backward one is id + 1).
+  int add_link(VertexId a, VertexId b, LinkKind kind, double bw, double lat, int lanes, int res_fwd = -1,
+               int res_back = -1, double enter_fwd = 0, double enter_back = 0)
+  {
+    int id = next_arc_;
+    add_arc(a, b, kind, bw, lat + enter_fwd, lanes, res_fwd, id, id + 1);
+    add_arc(b, a, kind, bw, lat + enter_back, lanes, res_back, id + 1, id);
+    return id;
+  }
+
+  void add_domain(int domain, int first_node, int node_count);
+  /// The scale-out network over every NIC of the cluster (FabricBuilder.cpp).
+  void add_fabric(const SourceLocation& where);
+
+private:
+  struct Leaves; ///< where the NICs attach: leaf switches, ports per leaf
+  Leaves place_leaves(const SourceLocation& where);
+  void link_nics(const std::vector<VertexId>& leaves);
+  void add_spines(const Leaves& l);
+  void add_pods(const Leaves& l, const SourceLocation& where);
+  [[noreturn]] void radix_error(const SourceLocation& where, const std::string& why) const;
+
+  void add_arc(VertexId a, VertexId b, LinkKind kind, double bw, double lat, int lanes, int res, int id, int rev)
+  {
+    ArcInfo e;
+    e.kind = kind;
+    e.bandwidth = bw;
+    e.latency = lat;
+    e.lanes = lanes;
+    e.id = id;
+    e.reverse = rev;
+    if (res < 0) {
+      const auto& ga = cg_.graph_[a];
+      const auto& gb = cg_.graph_[b];
+      std::string name = std::string(to_string(ga.kind)) + std::to_string(ga.global) + "-" + to_string(gb.kind) +
+                         std::to_string(gb.global);
+      res = new_resource(name, kind, bw, lat);
+    }
+    e.resource = res;
+    boost::add_edge(a, b, e, cg_.graph_);
+    cg_.arc_resource_.push_back(res);
+    ++next_arc_;
+  }
+
+  void add_node(int node, int domain, VertexId nvswitch);
+
+  ClusterGraph& cg_;
+  int next_arc_ = 0;
+
+public:
+  std::vector<VertexId> nics_; ///< global NIC vertices in order
+};
+
+
+} // namespace clustersim
