@@ -26,7 +26,7 @@ double& comm_slot(Breakdown& b, Category c)
 /// The task that finished last among d's dependencies and its stream predecessor.
 TaskId blocker_of(const Workload& w, const ExecutionResult& r, TaskId d)
 {
-  TaskId best = static_cast<TaskId>(-1);
+  TaskId best = kNoTask;
   double latest = -1;
   for (const TaskId* x = w.deps_begin(d); x != w.deps_end(d); ++x)
     if (r.end[*x] > latest) {
@@ -61,7 +61,7 @@ void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId
     if (to <= from)
       return;
     TaskId next = blocker_of(w, r, d);
-    if (next == static_cast<TaskId>(-1)) {
+    if (next == kNoTask) {
       b.other += to - from;
       return;
     }
@@ -73,7 +73,7 @@ void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId
 
 TaskId latest_dependency(const Workload& w, const ExecutionResult& r, TaskId id)
 {
-  TaskId blocker = kNoDependency;
+  TaskId blocker = kNoTask;
   double latest = -1;
   for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
     if (r.end[*d] > latest) {
@@ -96,7 +96,7 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     if (gap_end > cursor) {
       // what the task waited for: its latest-finishing dependency
       const TaskId blocker = latest_dependency(w, r, id);
-      if (blocker == kNoDependency)
+      if (blocker == kNoTask)
         b.other += gap_end - cursor;
       else
         attribute(b, w, r, blocker, cursor, gap_end);
@@ -113,7 +113,7 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
   }
   // tail: the rank's other streams still running, then idle until the slowest rank is done
   while (cursor < b.step) {
-    TaskId last = static_cast<TaskId>(-1);
+    TaskId last = kNoTask;
     double latest = cursor;
     for (int s = 1; s < kStreamCount; ++s)
       for (TaskId id : w.program(rank, static_cast<Stream>(s)))
@@ -121,7 +121,7 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
           latest = r.end[id];
           last = id;
         }
-    if (last == static_cast<TaskId>(-1)) {
+    if (last == kNoTask) {
       b.bubble += b.step - cursor;
       break;
     }

@@ -30,8 +30,7 @@ struct Breakdown {
 
 Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_t rank);
 
-constexpr TaskId kNoDependency = static_cast<TaskId>(-1);
-/// What task `id` waited for: its dependency that finished last (kNoDependency if it has none).
+/// What task `id` waited for: its dependency that finished last (kNoTask if it has none).
 TaskId latest_dependency(const Workload& w, const ExecutionResult& r, TaskId id);
 
 /// The rank whose compute stream is busiest (the critical path's owner); lowest id on ties.

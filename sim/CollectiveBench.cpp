@@ -17,7 +17,7 @@ CollectiveRun run_collectives(const ClusterGraph& cluster, const ProtocolTable& 
   CollectiveEngine engine(cluster, protocols);
   // flows, not delays: simulating the flows is what this microbenchmark is for
   ExecutionOptions options;
-  options.analytic_when_exclusive = false;
+  options.delay_when_exclusive = false;
   ExecutionResult r = execute(w, platform, engine, options);
   CollectiveRun out;
   out.seconds = r.makespan;

@@ -86,7 +86,7 @@ struct Rendezvous {
 struct CallInfo {
   const ExecPlan* plan = nullptr;
   std::uint32_t present = 0; ///< simulated members
-  bool analytic = false;
+  bool exclusive = false; ///< no other (group, stream) uses its links: runs as a delay of its predicted time
   Barrier barrier;
   bool started = false;
 };
@@ -158,7 +158,6 @@ public:
   }
 
   // ---- used by workers ----
-  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
 
   /// The first dependency of `id` not yet done, or kNoTask.
   TaskId first_undone_dep(TaskId id) const
@@ -232,7 +231,7 @@ public:
   }
 
   /// Decides for a parked worker `d` of `me`'s rank: true if `me` may run d's next task itself
-  /// (it is ready, an analytic collective, and `me`'s own next task waits for it anyway);
+  /// (it is ready, an exclusive collective, and `me`'s own next task waits for it anyway);
   /// otherwise `d` is put on the list of its next blocker, or woken.
   bool take_over(Worker& me, Worker& d, bool may_help)
   {
@@ -252,7 +251,7 @@ public:
     return false;
   }
 
-  /// After `me` finished a task: runs the ready analytic collectives of at most one deferred
+  /// After `me` finished a task: runs the ready exclusive collectives of at most one deferred
   /// worker's stream (helping blocks `me`, so only one stream can be helped) for as long as
   /// take_over() allows; every other deferred worker is enlisted or woken.
   void help_or_wake(Worker& me)
@@ -277,7 +276,7 @@ public:
   bool helpable(TaskId x) const
   {
     const Task& t = w_.task(x);
-    return t.kind == TaskKind::collective && calls_[t.target].analytic;
+    return t.kind == TaskKind::collective && calls_[t.target].exclusive;
   }
 
   void barrier(Worker& me, Barrier& b, std::uint32_t n)
@@ -364,9 +363,9 @@ public:
     int to = static_cast<int>(recv.rank);
     if (sender)
       ++res_.stats.transfers;
-    if (analytic_p2p(send)) {
+    if (exclusive_p2p(send)) {
       if (sender)
-        ++res_.stats.analytic_transfers;
+        ++res_.stats.exclusive_transfers;
       pause(me, c_.p2p_predicted(from, to, send.amount));
     } else {
       if (sender) {
@@ -394,7 +393,7 @@ public:
     const std::uint32_t self = t.member;
     Barrier& b = info.barrier;
     const ExecPlan& plan = *info.plan;
-    if (info.analytic) {
+    if (info.exclusive) {
       // Nothing else uses these links: the call takes its predicted time from the moment the
       // last member arrives. That member sleeps it and wakes the others, who wait blocked —
       // one timer per call instead of one per member, with the same clock for everyone.
@@ -403,7 +402,7 @@ public:
         b.opened_at = sg4::Engine::get_clock();
         res_.start[id] = b.opened_at;
         ++res_.stats.collectives;
-        ++res_.stats.analytic_collectives;
+        ++res_.stats.exclusive_collectives;
         pause(me, plan.predicted_s);
         ++b.generation;
         wake_all(b);
@@ -483,17 +482,17 @@ private:
     return c;
   }
 
-  bool analytic_p2p(const Task& send) const
+  bool exclusive_p2p(const Task& send) const
   {
-    auto it = p2p_analytic_.find(std::make_tuple(send.rank, w_.task(send.target).rank, static_cast<int>(send.stream)));
-    return it != p2p_analytic_.end() && it->second;
+    auto it = p2p_exclusive_.find(std::make_tuple(send.rank, w_.task(send.target).rank, static_cast<int>(send.stream)));
+    return it != p2p_exclusive_.end() && it->second;
   }
 
   /// Marks the calls and transfers whose resources no other (group, stream) or transfer
   /// stream ever uses: they cannot be contended.
   void find_exclusive()
   {
-    if (!o_.analytic_when_exclusive)
+    if (!o_.delay_when_exclusive)
       return;
     const ClusterGraph& cg = c_.cluster();
     constexpr int kShared = -2;
@@ -543,9 +542,9 @@ private:
       return true;
     };
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
-      calls_[call].analytic = call_user[call] >= 0 && exclusive(call_user[call]);
+      calls_[call].exclusive = call_user[call] >= 0 && exclusive(call_user[call]);
     for (const auto& [key, user] : p2p_user)
-      p2p_analytic_[key] = exclusive(user);
+      p2p_exclusive_[key] = exclusive(user);
   }
 
   const Workload& w_;
@@ -555,11 +554,11 @@ private:
   ExecutionResult res_;
   std::vector<std::uint8_t> done_;
   std::vector<CallInfo> calls_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_analytic_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
   std::vector<Worker> workers_;
   /// Every rank computes on one stream only, so a GPU never runs two kernels at once: a
-  /// computation is a delay of its seconds (a SimGrid sleep, which costs no CPU-model solve)
-  /// rather than an execution sharing the host's speed.
+  /// computation is a delay of its seconds (a kernel timer, no CPU-model solve) rather than an
+  /// execution sharing the host's speed.
   Waker waker_;
   bool compute_as_delay_ = true;
   bool help_ = false;
@@ -578,7 +577,7 @@ void Worker::operator()()
   while (cursor < prog.size()) {
     const TaskId id = prog[cursor];
     const TaskId blocker = run->first_undone_dep(id);
-    if (blocker != Run::kNoTask) {
+    if (blocker != kNoTask) {
       run->enlist(*this, blocker);
       block();
       continue; // a helper may have run tasks of this stream meanwhile

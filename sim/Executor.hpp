@@ -6,7 +6,7 @@
 /// (or, if some rank computes on two streams, which then share the GPU, as a SimGrid execution
 /// of seconds × host speed), point-to-point after both sides are ready, a collective after
 /// every (simulated) member has arrived: its algorithm's flows phase by phase (separated by
-/// barriers), then the analytic latency. Flows between simulated ranks are mailbox comms posted
+/// barriers), then the latency added by formula (CollectiveEngine). Flows between simulated ranks are mailbox comms posted
 /// by both actors, which keeps SimGrid 3.32 off its per-issuer linear scans.
 ///
 /// Workers block by suspending themselves on intrusive lists (no semaphores, no per-wait
@@ -43,19 +43,19 @@ struct ExecutionStats {
   std::size_t actors = 0;
   std::size_t executions = 0;           ///< computations (delays, or SimGrid Exec activities)
   std::size_t flows = 0;                ///< SimGrid comms
-  std::size_t sleeps = 0;               ///< communication delays (analytic calls, latencies)
+  std::size_t sleeps = 0;               ///< communication delays (exclusive calls, latencies)
   std::size_t collectives = 0;          ///< collective calls run
-  std::size_t analytic_collectives = 0; ///< of which run as a delay (links nobody else uses)
+  std::size_t exclusive_collectives = 0; ///< of which run as a delay (links nobody else uses)
   std::size_t transfers = 0;            ///< point-to-point transfers
-  std::size_t analytic_transfers = 0;
-  std::size_t helped = 0; ///< analytic collective tasks run by another worker of the same rank
+  std::size_t exclusive_transfers = 0;
+  std::size_t helped = 0; ///< exclusive collective tasks run by another worker of the same rank
 };
 
 struct ExecutionOptions {
   /// Run contention-free collectives and transfers as delays (exact; off only to test it).
-  bool analytic_when_exclusive = true;
+  bool delay_when_exclusive = true;
   /// Let a worker whose next task waits on another stream of its rank run that stream's
-  /// ready analytic collectives itself (exact; off only to test it).
+  /// ready exclusive collectives itself (exact; off only to test it).
   bool help_streams = true;
 };
 

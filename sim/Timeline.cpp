@@ -186,7 +186,7 @@ private:
       if (++call.arrived < call.present)
         return;
       ++res_.stats.collectives;
-      ++res_.stats.analytic_collectives;
+      ++res_.stats.exclusive_collectives;
       const Shape& sh = shape(t.target);
       const double duration = sh.seconds;
       double start = call.latest;
@@ -213,7 +213,7 @@ private:
       const Task& send = t.kind == TaskKind::send ? t : w_.task(other);
       const Task& recv = t.kind == TaskKind::send ? w_.task(other) : t;
       ++res_.stats.transfers;
-      ++res_.stats.analytic_transfers;
+      ++res_.stats.exclusive_transfers;
       const double duration = c_.p2p_predicted(static_cast<int>(send.rank), static_cast<int>(recv.rank), send.amount);
       double start = now;
       if (o_.share_ports) {

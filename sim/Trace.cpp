@@ -53,7 +53,7 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
           // an idle gap of the compute stream: name it after what the task waited for
           const TaskId blocker = latest_dependency(w, r, id);
           std::string why =
-              blocker == kNoDependency ? "idle" : std::string("wait ") + to_string(w.task(blocker).category);
+              blocker == kNoTask ? "idle" : std::string("wait ") + to_string(w.task(blocker).category);
           events.push_back({{"ph", "X"},
                             {"name", why},
                             {"cat", "idle"},

@@ -84,8 +84,6 @@ public:
   double memory_seconds(double bytes) const;
 
   // --- communication volumes, bytes per rank ---
-  /// Activation tensor of one micro-batch at a stage boundary (what PP sends).
-  double pp_message_bytes() const;
   /// One TP collective's buffer per layer per micro-batch (the b·s·h activation).
   double tp_message_bytes() const;
   /// K and V of one rank's sequence chunk (what context parallelism passes around the ring).

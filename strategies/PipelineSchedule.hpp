@@ -22,6 +22,9 @@ public:
   /// Every forward and backward of `micro_batches` micro-batches over `chunks` chunks, in
   /// the order stage `stage` of `stages` runs them.
   virtual std::vector<PipelineOp> order(int stage, int stages, int micro_batches, int chunks) const = 0;
+  /// Micro-batches whose activations stage `stage` holds at its peak (a chunk's counts 1/chunks):
+  /// what the memory model multiplies a micro-batch's activations by.
+  virtual double in_flight(int stage, int stages, int micro_batches, int chunks) const = 0;
 };
 
 using ScheduleRegistry = Registry<PipelineSchedule>;

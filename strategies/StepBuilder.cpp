@@ -1,5 +1,7 @@
 #include "StepBuilder.hpp"
 
+#include "LayerEmitter.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
@@ -7,7 +9,6 @@
 
 namespace clustersim {
 
-using PerPos = std::vector<std::vector<TaskId>>;
 
 std::vector<std::vector<TaskId>> DataParallelStrategy::before_forward(StepContext&, int, int, int)
 {
@@ -84,7 +85,7 @@ std::vector<TaskId> StepContext::collective(int stage, const std::vector<std::ui
                                             double bytes, Stream stream, const Workload::Label& label,
                                             const PerPos& deps)
 {
-  std::vector<TaskId> out(stage_ranks(stage).size(), static_cast<TaskId>(-1));
+  std::vector<TaskId> out(stage_ranks(stage).size(), kNoTask);
   for (std::uint32_t g : groups) {
     const auto& members = w_.groups()[g].ranks;
     std::vector<std::vector<TaskId>> d;
@@ -116,31 +117,14 @@ std::vector<TaskId> StepContext::compute(int stage, double seconds, const Worklo
 
 namespace {
 
-constexpr TaskId kNone = static_cast<TaskId>(-1);
-
-void append(PerPos& into, const std::vector<TaskId>& tasks)
-{
-  for (std::size_t i = 0; i < tasks.size(); ++i)
-    if (tasks[i] != kNone)
-      into[i].push_back(tasks[i]);
-}
-
-PerPos single(const std::vector<TaskId>& tasks)
-{
-  PerPos p(tasks.size());
-  append(p, tasks);
-  return p;
-}
-
-class Builder {
+/// Orders every stage's forward and backward passes by its pipeline schedule, places the units
+/// (layers, embedding, output) on virtual stages, connects stages with point-to-point
+/// transfers, and hands each unit to the LayerEmitter.
+class PipelineDriver {
 public:
-  Builder(const CostModel& cost, Workload& w, const Layout& layout, bool fold)
+  PipelineDriver(const CostModel& cost, Workload& w, const Layout& layout, bool fold)
       : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold), w_(w), layout_(layout)
   {
-    attn_ = cost.attention_block();
-    mlp_ = cost.mlp_block();
-    emb_ = cost.embedding();
-    logits_ = cost.logits();
   }
 
   StepPlan run();
@@ -163,12 +147,7 @@ private:
   bool ready(int stage, const PipelineOp& op) const;
   void emit(int stage, const PipelineOp& op);
   PerPos receive(int stage, int vstage, int mb, bool forward);
-  PerPos forward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool recompute);
-  PerPos backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb);
-  PerPos block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps, Category cat);
-  PerPos block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps);
-  PerPos tp_post(int stage, CollOp op, int layer, int mb, const std::vector<TaskId>& src, const PerPos& concurrent_deps,
-                 Category cat);
+  void tied_embedding_reduction(std::vector<PerPos>& extra);
 
   const CostModel& cost_;
   const TrainingSpec& t_;
@@ -176,7 +155,7 @@ private:
   Workload& w_;
   const Layout& layout_;
   std::unique_ptr<DataParallelStrategy> dp_;
-  BlockCost attn_, mlp_, emb_, logits_;
+  std::unique_ptr<LayerEmitter> layers_;
   int m_ = 0;
   std::vector<std::vector<Slot>> slots_;     ///< [stage][chunk]
   std::vector<std::vector<TaskId>> fwd_out_; ///< [vstage*m + mb] per position
@@ -186,7 +165,7 @@ private:
   std::vector<int> layers_per_vstage_;
 };
 
-void Builder::plan_units()
+void PipelineDriver::plan_units()
 {
   const ModelSpec& model = cost_.model();
   const int V = vstages();
@@ -229,7 +208,7 @@ void Builder::plan_units()
   }
 }
 
-bool Builder::ready(int stage, const PipelineOp& op) const
+bool PipelineDriver::ready(int stage, const PipelineOp& op) const
 {
   int g = op.chunk * t_.pp + stage;
   if (op.forward)
@@ -237,7 +216,7 @@ bool Builder::ready(int stage, const PipelineOp& op) const
   return g == vstages() - 1 || !bwd_out_[out_index(g + 1, op.micro_batch)].empty();
 }
 
-PerPos Builder::receive(int stage, int vstage, int mb, bool forward)
+PerPos PipelineDriver::receive(int stage, int vstage, int mb, bool forward)
 {
   const auto& ranks = ctx_.stage_ranks(stage);
   PerPos deps(ranks.size());
@@ -263,194 +242,7 @@ PerPos Builder::receive(int stage, int vstage, int mb, bool forward)
   return deps;
 }
 
-PerPos Builder::tp_post(int stage, CollOp op, int layer, int mb, const std::vector<TaskId>& src,
-                        const PerPos& concurrent_deps, Category cat)
-{
-  // The collective after a row-parallel GEMM: exposed (waits for the GEMM), or, with
-  // overlap.tp_comm and sequence parallelism, pipelined with it.
-  Workload::Label label{Category::tp_comm, op == CollOp::all_reduce ? "tp_all_reduce" : "tp_reduce_scatter", layer, mb};
-  (void)cat;
-  const bool overlap = t_.overlap.tp_comm && t_.sequence_parallel;
-  auto comm = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), op, cost_.tp_message_bytes(), Stream::tp, label,
-                              overlap ? concurrent_deps : single(src));
-  PerPos after = single(comm);
-  if (overlap)
-    append(after, src);
-  return after;
-}
-
-PerPos Builder::block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps,
-                              Category cat)
-{
-  const bool tp = t_.tp > 1;
-  const bool sp = tp && t_.sequence_parallel;
-  const bool overlap = sp && t_.overlap.tp_comm;
-  const char* name = attention ? (cat == Category::recompute ? "attention_recompute" : "attention_forward")
-                               : (cat == Category::recompute ? "mlp_recompute" : "mlp_forward");
-  PerPos cdeps = deps;
-  PerPos extra(deps.size());
-  if (sp) {
-    Workload::Label l{Category::tp_comm, "tp_all_gather", layer, mb};
-    auto ag = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                              Stream::tp, l, deps);
-    if (overlap)
-      append(extra, ag);
-    else
-      cdeps = single(ag);
-  }
-  auto c = ctx_.compute(stage, b.forward, {cat, name, layer, mb}, cdeps);
-  if (attention && t_.cp > 1) {
-    // ring attention: K/V chunks circulate over the CP ranks while attention computes
-    Workload::Label l{Category::cp_comm, "cp_kv_exchange", layer, mb};
-    auto kv = ctx_.collective(stage, ctx_.groups(stage, Dim::cp), CollOp::all_gather, cost_.cp_message_bytes() * t_.cp,
-                              Stream::cp, l, cdeps);
-    append(extra, kv);
-  }
-  PerPos after;
-  if (tp)
-    after = tp_post(stage, sp ? CollOp::reduce_scatter : CollOp::all_reduce, layer, mb, c, cdeps, cat);
-  else
-    after = single(c);
-  for (std::size_t i = 0; i < after.size(); ++i)
-    after[i].insert(after[i].end(), extra[i].begin(), extra[i].end());
-  return after;
-}
-
-PerPos Builder::block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps)
-{
-  const bool tp = t_.tp > 1;
-  const bool sp = tp && t_.sequence_parallel;
-  const bool overlap = sp && t_.overlap.tp_comm;
-  const char* name = attention ? "attention_backward" : "mlp_backward";
-  PerPos cdeps = deps;
-  PerPos extra(deps.size());
-  if (sp) {
-    // backward of the forward reduce-scatter: gather the output gradient
-    Workload::Label l{Category::tp_comm, "tp_all_gather", layer, mb};
-    auto ag = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                              Stream::tp, l, deps);
-    if (overlap)
-      append(extra, ag);
-    else
-      cdeps = single(ag);
-    // re-gather of the input for the weight gradient, overlapped with the data-gradient GEMM
-    Workload::Label l2{Category::tp_comm, "tp_all_gather_input", layer, mb};
-    auto ag2 = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                               Stream::tp, l2, deps);
-    append(extra, ag2);
-  }
-  if (attention && t_.cp > 1) {
-    Workload::Label l{Category::cp_comm, "cp_kv_exchange", layer, mb};
-    auto kv = ctx_.collective(stage, ctx_.groups(stage, Dim::cp), CollOp::all_gather, cost_.cp_message_bytes() * t_.cp,
-                              Stream::cp, l, cdeps);
-    append(extra, kv);
-    Workload::Label l2{Category::cp_comm, "cp_dkv_reduce", layer, mb};
-    auto dkv = ctx_.collective(stage, ctx_.groups(stage, Dim::cp), CollOp::reduce_scatter,
-                               cost_.cp_message_bytes() * t_.cp, Stream::cp, l2, cdeps);
-    append(extra, dkv);
-  }
-  PerPos after;
-  if (!tp) {
-    after = single(ctx_.compute(stage, b.backward, {Category::backward, name, layer, mb}, cdeps));
-  } else if (sp) {
-    // Korthikanti et al. 2022: the input-gradient reduce-scatter overlaps the weight-gradient
-    // GEMM; split backward into the data-gradient half and the weight-gradient half.
-    auto dgrad = ctx_.compute(stage, 0.5 * b.backward, {Category::backward, name, layer, mb}, cdeps);
-    Workload::Label l{Category::tp_comm, "tp_reduce_scatter", layer, mb};
-    auto rs = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::reduce_scatter, cost_.tp_message_bytes(),
-                              Stream::tp, l, overlap ? cdeps : single(dgrad));
-    auto wgrad = ctx_.compute(stage, 0.5 * b.backward, {Category::backward, name, layer, mb}, {});
-    after = single(rs);
-    append(after, wgrad);
-  } else {
-    // Megatron 2020-21: the input-gradient all-reduce follows the whole backward of the block
-    auto c = ctx_.compute(stage, b.backward, {Category::backward, name, layer, mb}, cdeps);
-    after = tp_post(stage, CollOp::all_reduce, layer, mb, c, cdeps, Category::backward);
-  }
-  for (std::size_t i = 0; i < after.size(); ++i)
-    after[i].insert(after[i].end(), extra[i].begin(), extra[i].end());
-  return after;
-}
-
-PerPos Builder::forward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool recompute)
-{
-  if (!recompute) {
-    PerPos pre = dp_->before_forward(ctx_, stage, unit_index, mb);
-    for (std::size_t i = 0; i < pre.size(); ++i)
-      deps[i].insert(deps[i].end(), pre[i].begin(), pre[i].end());
-  }
-  const bool tp = t_.tp > 1;
-  const bool sp = tp && t_.sequence_parallel;
-  if (u.name == "embedding") {
-    auto c = ctx_.compute(stage, emb_.forward, {Category::forward, "embedding_forward", -1, mb}, deps);
-    if (!tp)
-      return single(c);
-    // vocab-parallel embedding: partial sums over the vocabulary shards
-    return tp_post(stage, sp ? CollOp::reduce_scatter : CollOp::all_reduce, -1, mb, c, deps, Category::forward);
-  }
-  if (u.name == "output") {
-    PerPos cdeps = deps;
-    if (sp) {
-      Workload::Label l{Category::tp_comm, "tp_all_gather", -1, mb};
-      cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                                     Stream::tp, l, deps));
-    }
-    return single(ctx_.compute(stage, logits_.forward, {Category::forward, "logits_forward", -1, mb}, cdeps));
-  }
-  Category cat = recompute ? Category::recompute : Category::forward;
-  PerPos a = block_forward(stage, attn_, true, u.layer, mb, deps, cat);
-  return block_forward(stage, mlp_, false, u.layer, mb, a, cat);
-}
-
-PerPos Builder::backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb)
-{
-  PerPos pre = dp_->before_backward(ctx_, stage, unit_index, mb);
-  for (std::size_t i = 0; i < pre.size(); ++i)
-    deps[i].insert(deps[i].end(), pre[i].begin(), pre[i].end());
-  const bool tp = t_.tp > 1;
-  const bool sp = tp && t_.sequence_parallel;
-  PerPos after;
-  std::vector<TaskId> weights_done;
-  if (u.name == "output") {
-    auto c = ctx_.compute(stage, logits_.backward, {Category::backward, "logits_backward", -1, mb}, deps);
-    weights_done = c;
-    after = tp ? tp_post(stage, sp ? CollOp::reduce_scatter : CollOp::all_reduce, -1, mb, c, deps, Category::backward)
-               : single(c);
-  } else if (u.name == "embedding") {
-    PerPos cdeps = deps;
-    if (sp) {
-      Workload::Label l{Category::tp_comm, "tp_all_gather", -1, mb};
-      cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                                     Stream::tp, l, deps));
-    }
-    auto c = ctx_.compute(stage, emb_.backward, {Category::backward, "embedding_backward", -1, mb}, cdeps);
-    weights_done = c;
-    after = single(c);
-  } else {
-    PerPos d = deps;
-    if (t_.recompute == Recompute::full) {
-      d = forward_unit(stage, u, unit_index, mb, d, true);
-    }
-    PerPos m = block_backward(stage, mlp_, false, u.layer, mb, d);
-    if (attn_.recompute > 0 && t_.recompute == Recompute::selective) {
-      auto rc = ctx_.compute(stage, attn_.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m);
-      m = single(rc);
-    }
-    after = block_backward(stage, attn_, true, u.layer, mb, m);
-    // the weight gradients are final once the layer's last compute task has run
-    const auto& ranks = ctx_.stage_ranks(stage);
-    weights_done.resize(ranks.size());
-    for (std::size_t i = 0; i < ranks.size(); ++i)
-      weights_done[i] = w_.program(ranks[i], Stream::compute).back();
-  }
-  dp_->after_backward(ctx_, stage, unit_index, mb, last_mb, weights_done);
-  if (u.name == "embedding" || u.name == "output")
-    if (last_mb)
-      embed_grad_done_[static_cast<std::size_t>(stage)] = weights_done;
-  return after;
-}
-
-void Builder::emit(int stage, const PipelineOp& op)
+void PipelineDriver::emit(int stage, const PipelineOp& op)
 {
   const Slot& slot = slots_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(op.chunk)];
   const auto& units = ctx_.units(stage);
@@ -458,29 +250,55 @@ void Builder::emit(int stage, const PipelineOp& op)
   if (op.forward) {
     for (int k = 0; k < slot.count; ++k) {
       int idx = slot.first_unit + k;
-      deps = forward_unit(stage, units[static_cast<std::size_t>(idx)], idx, op.micro_batch, deps, false);
+      deps = layers_->forward_unit(stage, units[static_cast<std::size_t>(idx)], idx, op.micro_batch, deps, false);
     }
-    std::vector<TaskId> out(deps.size(), kNone);
+    std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
-      out[i] = deps[i].empty() ? kNone : *std::max_element(deps[i].begin(), deps[i].end());
+      out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
     fwd_out_[out_index(slot.vstage, op.micro_batch)] = out;
   } else {
     bool last = op.micro_batch == last_bwd_mb_[static_cast<std::size_t>(stage * t_.vpp + op.chunk)];
     for (int k = slot.count - 1; k >= 0; --k) {
       int idx = slot.first_unit + k;
-      deps = backward_unit(stage, units[static_cast<std::size_t>(idx)], idx, op.micro_batch, deps, last);
+      const ParamUnit& u = units[static_cast<std::size_t>(idx)];
+      LayerEmitter::Backward b = layers_->backward_unit(stage, u, idx, op.micro_batch, deps, last);
+      deps = std::move(b.after);
+      if ((u.name == "embedding" || u.name == "output") && last)
+        embed_grad_done_[static_cast<std::size_t>(stage)] = std::move(b.weights_done);
     }
-    std::vector<TaskId> out(deps.size(), kNone);
+    std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
-      out[i] = deps[i].empty() ? kNone : *std::max_element(deps[i].begin(), deps[i].end());
+      out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
     bwd_out_[out_index(slot.vstage, op.micro_batch)] = out;
   }
 }
 
-StepPlan Builder::run()
+void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)
+{
+  // Tied embeddings across stages: the first and last stage sum their copies' gradients.
+  const int p = t_.pp;
+  if (!cost_.model().tied_embeddings || p == 1)
+    return;
+  double bytes = static_cast<double>(cost_.model().vocab) * cost_.model().hidden / t_.tp * ctx_.grad_comm_bytes();
+  Workload::Label label{Category::dp_comm, "embedding_grad_all_reduce", -1, -1};
+  for (std::uint32_t r : ctx_.stage_ranks(0)) {
+    int rr = static_cast<int>(r);
+    std::uint32_t last = static_cast<std::uint32_t>(
+        layout_.rank(layout_.coord(rr, Dim::tp), layout_.coord(rr, Dim::cp), layout_.coord(rr, Dim::dp), p - 1));
+    std::uint32_t g = w_.add_group({r, last});
+    TaskId d0 = embed_grad_done_[0][static_cast<std::size_t>(ctx_.position(r))];
+    TaskId d1 = embed_grad_done_[static_cast<std::size_t>(p - 1)][static_cast<std::size_t>(ctx_.position(last))];
+    auto tasks = w_.add_collective(CollOp::all_reduce, g, bytes, Stream::embed, label, {{d0}, {d1}}, ctx_.algo());
+    extra[0][static_cast<std::size_t>(ctx_.position(r))].push_back(tasks[0]);
+    extra[static_cast<std::size_t>(p - 1)][static_cast<std::size_t>(ctx_.position(last))].push_back(tasks[1]);
+  }
+}
+
+StepPlan PipelineDriver::run()
 {
   auto schedule = ScheduleRegistry::instance().make(to_string(t_.schedule));
   dp_ = DataParallelRegistry::instance().make(data_parallel_strategy_name(t_.zero));
+  layers_ = std::make_unique<LayerEmitter>(ctx_, *dp_);
   m_ = t_.micro_batches();
   plan_units();
   const int p = t_.pp;
@@ -515,25 +333,10 @@ StepPlan Builder::run()
     if (cursor[static_cast<std::size_t>(s)] != ops[static_cast<std::size_t>(s)].size())
       throw std::logic_error("pipeline schedule deadlocks at stage " + std::to_string(s));
 
-  // Tied embeddings across stages: the first and last stage sum their copies' gradients.
   std::vector<PerPos> extra(static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s)
     extra[static_cast<std::size_t>(s)].resize(ctx_.stage_ranks(s).size());
-  if (cost_.model().tied_embeddings && p > 1) {
-    double bytes = static_cast<double>(cost_.model().vocab) * cost_.model().hidden / t_.tp * ctx_.grad_comm_bytes();
-    Workload::Label label{Category::dp_comm, "embedding_grad_all_reduce", -1, -1};
-    for (std::uint32_t r : ctx_.stage_ranks(0)) {
-      int rr = static_cast<int>(r);
-      std::uint32_t last = static_cast<std::uint32_t>(
-          layout_.rank(layout_.coord(rr, Dim::tp), layout_.coord(rr, Dim::cp), layout_.coord(rr, Dim::dp), p - 1));
-      std::uint32_t g = w_.add_group({r, last});
-      TaskId d0 = embed_grad_done_[0][static_cast<std::size_t>(ctx_.position(r))];
-      TaskId d1 = embed_grad_done_[static_cast<std::size_t>(p - 1)][static_cast<std::size_t>(ctx_.position(last))];
-      auto tasks = w_.add_collective(CollOp::all_reduce, g, bytes, Stream::embed, label, {{d0}, {d1}}, ctx_.algo());
-      extra[0][static_cast<std::size_t>(ctx_.position(r))].push_back(tasks[0]);
-      extra[static_cast<std::size_t>(p - 1)][static_cast<std::size_t>(ctx_.position(last))].push_back(tasks[1]);
-    }
-  }
+  tied_embedding_reduction(extra);
   for (int s = 0; s < p; ++s)
     dp_->end_step(ctx_, s, extra[static_cast<std::size_t>(s)]);
 
@@ -559,7 +362,7 @@ StepPlan build_step(const CostModel& cost, bool fold)
   StepPlan plan;
   plan.folded = fold;
   plan.workload = Workload(static_cast<std::uint32_t>(layout.ranks()));
-  Builder b(cost, plan.workload, layout, fold);
+  PipelineDriver b(cost, plan.workload, layout, fold);
   StepPlan meta = b.run();
   plan.layers_per_stage = std::move(meta.layers_per_stage);
   plan.params_per_stage = std::move(meta.params_per_stage);

@@ -100,14 +100,14 @@ void check_delays_exact(ExperimentSpec e)
   e.mode = "full";
   std::string out = run_isolated([&] {
     ExecutionOptions flows_only;
-    flows_only.analytic_when_exclusive = false;
+    flows_only.delay_when_exclusive = false;
     ExecutionResult r = execute_every_rank(e, flows_only);
-    return std::to_string(r.makespan) + " " + std::to_string(r.stats.analytic_collectives);
+    return std::to_string(r.makespan) + " " + std::to_string(r.stats.exclusive_collectives);
   });
   RunMetrics shortcut = run(e, "full");
   double flows_step = std::stod(out.substr(0, out.find(' ')));
   CHECK(std::stoul(out.substr(out.find(' ') + 1)) == 0);
-  CHECK(shortcut.stats.analytic_collectives > 0);
+  CHECK(shortcut.stats.exclusive_collectives > 0);
   CHECK(shortcut.stats.flows > 0);
   CHECK(shortcut.step_time_s == doctest::Approx(flows_step).epsilon(1e-6));
 }

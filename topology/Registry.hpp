@@ -112,6 +112,16 @@ public:
     return it->second.factory();
   }
 
+  /// A shared instance of `name`, made once (for stateless entries asked often: a schedule's
+  /// in-flight rule in the memory model); throws like make().
+  const Base& shared(const std::string& name) const
+  {
+    auto it = shared_.find(name);
+    if (it == shared_.end())
+      it = shared_.emplace(name, make(name)).first;
+    return *it->second;
+  }
+
   struct Registrar {
     Registrar(const std::string& name, const std::string& description, Factory f)
     {
@@ -129,6 +139,7 @@ private:
     Factory factory;
   };
   std::map<std::string, Item> factories_;
+  mutable std::map<std::string, std::unique_ptr<Base>> shared_;
 };
 
 } // namespace clustersim

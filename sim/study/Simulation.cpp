@@ -253,10 +253,12 @@ Json to_json(const RunMetrics& m)
                      {"executions", m.stats.executions},
                      {"flows", m.stats.flows},
                      {"collectives", m.stats.collectives},
-                     {"analytic_collectives", m.stats.analytic_collectives},
+                     // "analytic": the JSON name of the exclusive-link shortcut, kept for the scripts
+                     // that read it (not the contention-free mode "analytic")
+                     {"analytic_collectives", m.stats.exclusive_collectives},
                      {"helped_collectives", m.stats.helped},
                      {"transfers", m.stats.transfers},
-                     {"analytic_transfers", m.stats.analytic_transfers}};
+                     {"analytic_transfers", m.stats.exclusive_transfers}};
   return j;
 }
 
@@ -328,10 +330,10 @@ RunMetrics metrics_from_json(const Json& j)
   m.stats.executions = s.at("executions");
   m.stats.flows = s.at("flows");
   m.stats.collectives = s.at("collectives");
-  m.stats.analytic_collectives = s.at("analytic_collectives");
+  m.stats.exclusive_collectives = s.at("analytic_collectives");
   m.stats.helped = s.at("helped_collectives");
   m.stats.transfers = s.at("transfers");
-  m.stats.analytic_transfers = s.at("analytic_transfers");
+  m.stats.exclusive_transfers = s.at("analytic_transfers");
   m.mode = s.at("mode");
   m.mode_reason = s.at("reason");
   m.simulated_ranks = s.at("simulated_ranks");

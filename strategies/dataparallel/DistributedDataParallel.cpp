@@ -35,7 +35,7 @@ public:
       flush(ctx, stage, s.pending);
     std::vector<std::vector<TaskId>> deps = extra;
     for (std::size_t i = 0; i < deps.size(); ++i)
-      if (!s.last_comm.empty() && s.last_comm[i] != static_cast<TaskId>(-1))
+      if (!s.last_comm.empty() && s.last_comm[i] != kNoTask)
         deps[i].push_back(s.last_comm[i]);
     double params = 0;
     for (const auto& u : ctx.units(stage))

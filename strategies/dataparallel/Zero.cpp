@@ -16,7 +16,6 @@
 namespace clustersim {
 namespace {
 
-constexpr TaskId kNone = static_cast<TaskId>(-1);
 
 class Zero final : public DataParallelStrategy {
 public:
@@ -40,12 +39,12 @@ public:
           stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, s.gather_bytes[static_cast<std::size_t>(b)],
           Stream::dp_gather, {Category::dp_comm, "dp_param_all_gather", -1, -1}, none);
     }
-    if (mb != first_forward_mb_)
+    if (mb != 0) // only the step's first forward of a unit waits for its gather
       return {};
     std::vector<std::vector<TaskId>> deps(ctx.stage_ranks(stage).size());
     const auto& g = s.gather_tasks[static_cast<std::size_t>(b)];
     for (std::size_t i = 0; i < deps.size(); ++i)
-      if (g[i] != kNone)
+      if (g[i] != kNoTask)
         deps[i].push_back(g[i]);
     return deps;
   }
@@ -78,7 +77,7 @@ public:
       flush(ctx, stage, std::min(grad_bucket, s.pending));
     std::vector<std::vector<TaskId>> deps = extra;
     for (std::size_t i = 0; i < deps.size(); ++i)
-      if (!s.last_comm.empty() && s.last_comm[i] != kNone)
+      if (!s.last_comm.empty() && s.last_comm[i] != kNoTask)
         deps[i].push_back(s.last_comm[i]);
     double params = 0;
     for (const auto& u : ctx.units(stage))
@@ -154,7 +153,7 @@ private:
   std::vector<std::vector<TaskId>> gather_unit(StepContext& ctx, int stage, int unit, int, std::vector<TaskId>& history)
   {
     const auto& ranks = ctx.stage_ranks(stage);
-    std::vector<TaskId> now(ranks.size(), kNone);
+    std::vector<TaskId> now(ranks.size(), kNoTask);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto& prog = ctx.workload().program(ranks[i], Stream::compute);
       if (!prog.empty())
@@ -166,7 +165,7 @@ private:
     const std::vector<TaskId>& start = ctx.training().overlap.param_gather && !history.empty() ? history : now;
     std::vector<std::vector<TaskId>> deps(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i)
-      if (start[i] != kNone)
+      if (start[i] != kNoTask)
         deps[i].push_back(start[i]);
     double bytes = ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.param_comm_bytes();
     auto ag = ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, bytes, Stream::dp_gather,
@@ -174,7 +173,7 @@ private:
     history = now;
     std::vector<std::vector<TaskId>> out(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i)
-      if (ag[i] != kNone)
+      if (ag[i] != kNoTask)
         out[i].push_back(ag[i]);
     return out;
   }
@@ -196,7 +195,6 @@ private:
   }
 
   int zero_;
-  int first_forward_mb_ = 0;
   std::vector<State> states_;
 };
 

@@ -18,6 +18,8 @@ public:
         ops.push_back({false, m, c});
     return ops;
   }
+
+  double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }
 };
 
 const ScheduleRegistry::Registrar reg("gpipe", "all forwards, then all backwards; every micro-batch in flight", [] { return std::make_unique<GPipe>(); });

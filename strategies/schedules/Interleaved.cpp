@@ -34,6 +34,13 @@ public:
       ops.push_back(op(b++, false));
     return ops;
   }
+
+  /// The warm-up's chunk forwards, 2(p-s-1) + (v-1)p, plus one, each a 1/v of a micro-batch.
+  double in_flight(int stage, int p, int m, int v) const override
+  {
+    double chunks = std::min<double>(static_cast<double>(m) * v, 2.0 * (p - stage - 1) + (v - 1) * p + 1);
+    return chunks / v;
+  }
 };
 
 const ScheduleRegistry::Registrar reg("interleaved", "Megatron interleaved 1F1B over vpp model chunks per rank; bubble (p-1)/(v m)", [] { return std::make_unique<Interleaved>(); });

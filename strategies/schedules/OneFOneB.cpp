@@ -26,6 +26,9 @@ public:
       ops.push_back({false, bwd++, 0});
     return ops;
   }
+
+  /// The warm-up's forwards plus the one in the steady phase: p - s.
+  double in_flight(int stage, int stages, int m, int) const override { return std::min(m, stages - stage); }
 };
 
 const ScheduleRegistry::Registrar reg("1f1b", "PipeDream-Flush: warm-up, one forward one backward, drain; at most p-s micro-batches in flight", [] { return std::make_unique<OneFOneB>(); });

@@ -158,7 +158,7 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
   static const std::vector<TaskId> none;
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (!simulated(members[i])) {
-      out.push_back(static_cast<TaskId>(-1));
+      out.push_back(kNoTask);
       continue;
     }
     Task t;

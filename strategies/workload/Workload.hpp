@@ -62,6 +62,8 @@ const std::vector<std::string>& coll_op_names();
 const char* to_string(CollOp op);
 
 using TaskId = std::uint32_t;
+/// "No task": a position without a task (a rank outside a group, a mirror), or no dependency.
+constexpr TaskId kNoTask = static_cast<TaskId>(-1);
 
 struct Task {
   double amount = 0;        ///< compute: seconds; send/recv: bytes; collective: see CollectiveCall

@@ -1,0 +1,52 @@
+// The FLOPs of the model per step: forward and backward of every layer, attention and logits
+// (model FLOPs), plus what recomputation redoes (hardware FLOPs); Narayanan et al. 2021.
+#include "CostModel.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim {
+
+double CostModel::attention_core_flops(double sequences) const
+{
+  const double s = model_.seq_len;
+  const double h = model_.hidden;
+  return 4.0 * sequences * s * s * h; // scores + context, full s×s
+}
+
+double CostModel::layer_forward_flops(double sequences) const
+{
+  const double tokens = sequences * model_.seq_len;
+  const double h = model_.hidden;
+  const double kv = model_.kv_dim();
+  const double f = model_.ffn_hidden;
+  double qkv = 2.0 * tokens * h * (h + 2.0 * kv);
+  double proj = 2.0 * tokens * h * h;
+  double mlp = 2.0 * tokens * h * f * model_.mlp_matrices() * model_.top_k;
+  double router = model_.experts > 1 ? 2.0 * tokens * h * model_.experts : 0.0;
+  return qkv + attention_core_flops(sequences) + proj + mlp + router;
+}
+
+double CostModel::logits_forward_flops(double sequences) const
+{
+  return 2.0 * sequences * model_.seq_len * model_.hidden * static_cast<double>(model_.vocab);
+}
+
+double CostModel::model_flops_per_step() const
+{
+  const double b = training_.global_batch;
+  return 3.0 * (model_.layers * layer_forward_flops(b) + logits_forward_flops(b));
+}
+
+double CostModel::hardware_flops_per_step() const
+{
+  const double b = training_.global_batch;
+  double extra = 0;
+  if (training_.recompute == Recompute::full)
+    extra = model_.layers * layer_forward_flops(b);
+  else if (training_.recompute == Recompute::selective)
+    extra = model_.layers * attention_core_flops(b);
+  return model_flops_per_step() + extra;
+}
+
+} // namespace clustersim

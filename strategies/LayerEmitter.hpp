@@ -1,0 +1,48 @@
+#pragma once
+/// Emits the tasks of one parameter unit (a transformer layer, the embedding, the output
+/// projection) for one micro-batch on one pipeline stage, forward or backward; the pipeline
+/// driver (StepBuilder.cpp) decides the order. Internal to strategies/.
+
+#include "StepBuilder.hpp"
+
+#include <vector>
+
+namespace clustersim {
+
+/// Tasks per stage position (one entry per simulated rank of the stage).
+using PerPos = std::vector<std::vector<TaskId>>;
+/// Adds the tasks that exist (not kNoTask) to each position.
+void append(PerPos& into, const std::vector<TaskId>& tasks);
+/// One task per position, as dependencies.
+PerPos single(const std::vector<TaskId>& tasks);
+
+class LayerEmitter {
+public:
+  LayerEmitter(StepContext& ctx, DataParallelStrategy& dp);
+
+  /// The unit's forward for micro-batch `mb` after `deps` (recomputation: the same work,
+  /// labelled recompute, without the DP strategy's forward hook); returns what the next unit
+  /// waits for.
+  PerPos forward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool recompute);
+
+  struct Backward {
+    PerPos after;                      ///< what the previous unit's backward waits for
+    std::vector<TaskId> weights_done;  ///< per position: the unit's weight gradients are final
+  };
+  Backward backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb);
+
+private:
+  PerPos block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps, Category cat);
+  PerPos block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps);
+  PerPos tp_post(int stage, CollOp op, int layer, int mb, const std::vector<TaskId>& src, const PerPos& concurrent_deps,
+                 Category cat);
+
+  StepContext& ctx_;
+  const CostModel& cost_;
+  const TrainingSpec& t_;
+  Workload& w_;
+  DataParallelStrategy& dp_;
+  BlockCost attn_, mlp_, emb_, logits_;
+};
+
+} // namespace clustersim
