@@ -1,5 +1,7 @@
 #include "Executor.hpp"
 
+#include "ExclusiveLinks.hpp"
+
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -156,6 +158,9 @@ public:
     close_result(done_, res_);
     return std::move(res_);
   }
+
+private:
+  friend struct Worker;
 
   // ---- used by workers ----
 
@@ -462,11 +467,8 @@ public:
   }
 
   Worker& worker(std::uint32_t rank, Stream s) { return workers_[rank * kStreamCount + static_cast<std::size_t>(s)]; }
-  const Workload& workload() const { return w_; }
-  ExecutionResult& result() { return res_; }
   Waker& waker() { return waker_; }
 
-private:
   static std::uint64_t wire(double bytes) { return static_cast<std::uint64_t>(std::ceil(std::max(0.0, bytes))); }
 
   /// A started comm between two hosts (in SimGrid 3.32 setting both hosts starts it, so the
@@ -488,63 +490,18 @@ private:
     return it != p2p_exclusive_.end() && it->second;
   }
 
-  /// Marks the calls and transfers whose resources no other (group, stream) or transfer
-  /// stream ever uses: they cannot be contended.
+  /// Marks the calls and transfers that cannot be contended (ExclusiveLinks.hpp).
   void find_exclusive()
   {
     if (!o_.delay_when_exclusive)
       return;
-    const ClusterGraph& cg = c_.cluster();
-    constexpr int kShared = -2;
-    std::unordered_map<int, int> owner; // resource -> user id, or kShared
-    std::map<std::tuple<std::uint32_t, int>, int> coll_user;
-    std::map<std::tuple<std::uint32_t, std::uint32_t, int>, int> p2p_user;
-    std::map<int, std::vector<int>> user_resources;
-    std::vector<int> route;
-    auto use = [&](int user, int a, int b) {
-      route.clear();
-      cg.route(a, b, route);
-      for (int r : route) {
-        auto [it, inserted] = owner.emplace(r, user);
-        if (!inserted && it->second != user)
-          it->second = kShared;
-        user_resources[user].push_back(r);
-      }
-    };
-    std::map<std::tuple<const ExecPlan*, std::uint32_t, int>, bool> seen;
-    std::vector<int> call_user(w_.collectives().size(), -1);
-    for (TaskId t = 0; t < w_.tasks().size(); ++t) {
-      const Task& task = w_.task(t);
-      if (task.kind == TaskKind::collective && call_user[task.target] < 0) {
-        const CollectiveCall& call = w_.collectives()[task.target];
-        auto key = std::make_tuple(call.group, static_cast<int>(task.stream));
-        auto [it, inserted] = coll_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
-        call_user[task.target] = it->second;
-        const ExecPlan* plan = calls_[task.target].plan;
-        if (!seen.emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
-          continue;
-        const auto& group = w_.groups()[call.group].ranks;
-        for (const auto& ph : plan->phases)
-          for (const auto& f : ph.flows)
-            if (w_.simulated(group[f.src]) || w_.simulated(group[f.dst]))
-              use(it->second, static_cast<int>(group[f.src]), static_cast<int>(group[f.dst]));
-      } else if (task.kind == TaskKind::send) {
-        auto key = std::make_tuple(task.rank, w_.task(task.target).rank, static_cast<int>(task.stream));
-        auto [it, inserted] = p2p_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
-        if (inserted)
-          use(it->second, static_cast<int>(task.rank), static_cast<int>(w_.task(task.target).rank));
-      }
-    }
-    auto exclusive = [&](int user) {
-      for (int r : user_resources[user])
-        if (owner[r] != user)
-          return false;
-      return true;
-    };
+    std::vector<const ExecPlan*> plans;
+    for (const auto& c : calls_)
+      plans.push_back(c.plan);
+    ExclusiveUse use = find_exclusive_use(w_, c_.cluster(), plans);
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
-      calls_[call].exclusive = call_user[call] >= 0 && exclusive(call_user[call]);
-    for (const auto& [key, user] : p2p_user)
-      p2p_exclusive_[key] = exclusive(user);
+      calls_[call].exclusive = use.calls[call];
+    p2p_exclusive_ = std::move(use.transfers);
   }
 
   const Workload& w_;
