@@ -227,7 +227,7 @@ std::string KeySpec::valid() const
     return registry.empty() ? join(choices) : RegistryDirectory::instance().describe(registry);
   case KeyType::quantity:
     return std::string(quantity_name(quantity)) + " from " + format_quantity(min, quantity) + " to " +
-           format_quantity(max, quantity) + " (" + valid_suffixes(quantity) + ")";
+           format_quantity(max, quantity) + " with a unit suffix (e.g. " + quantity_example(quantity) + ")";
   case KeyType::section:
     return "a mapping (section " + nested + ")";
   case KeyType::list:

@@ -64,9 +64,7 @@ const char* quantity_name(Quantity kind)
   return "a quantity";
 }
 
-namespace {
-
-const char* example(Quantity kind)
+const char* quantity_example(Quantity kind)
 {
   switch (kind) {
   case Quantity::bytes:
@@ -82,6 +80,8 @@ const char* example(Quantity kind)
   }
   return "";
 }
+
+namespace {
 
 std::string trim(const std::string& s)
 {
@@ -112,7 +112,7 @@ std::string valid_suffixes(Quantity kind)
       out += ", ";
     out += list[i].text;
   }
-  out += std::string(" (e.g. ") + example(kind) + ")";
+  out += std::string(" (e.g. ") + quantity_example(kind) + ")";
   return out;
 }
 
@@ -168,7 +168,7 @@ std::string format_quantity(double value, Quantity kind)
   static const std::vector<Unit> bytes{{"B", 1}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}};
   static const std::vector<Unit> bandwidth{{"Bps", 1},    {"KBps", 1e3},  {"MBps", 1e6},
                                            {"GBps", 1e9}, {"TBps", 1e12}, {"TBps", 1e12}};
-  static const std::vector<Unit> time{{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}};
+  static const std::vector<Unit> time{{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}};
   static const std::vector<Unit> flops{{"FLOPS", 1}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}};
   static const std::vector<Unit> power{{"W", 1}, {"kW", 1e3}, {"MW", 1e6}};
   const std::vector<Unit>& units = kind == Quantity::bytes       ? bytes

@@ -36,6 +36,8 @@ double physical_limit(Quantity kind);
 
 /// "a size", "a bandwidth", ...
 const char* quantity_name(Quantity kind);
+/// A typical value of the kind, as written: "80GiB", "450GBps", "1.5us".
+const char* quantity_example(Quantity kind);
 /// A value with the largest decimal prefix that keeps it >= 1: "25MB", "400Gbps" is "50GBps",
 /// "1.5us"; as parse_quantity reads it back.
 std::string format_quantity(double value, Quantity kind);

@@ -37,7 +37,10 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
     check_directory(out, "--out");
   Catalog catalog = Catalog::open();
   auto t0 = std::chrono::steady_clock::now();
-  o.progress = [&](std::size_t done, std::size_t total) {
+  const bool tty = ::isatty(2) != 0;
+  o.progress = [&, tty](std::size_t done, std::size_t total) {
+    if (!tty)
+      return; // a log file gets the summary lines only
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double eta = elapsed / static_cast<double>(done) * static_cast<double>(total - done);
     std::fprintf(stderr, "\rsweep: %zu/%zu points, %.0f s elapsed, ETA %.0f s   ", done, total, elapsed, eta);
@@ -46,6 +49,9 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
     std::fflush(stderr);
   };
   SweepResult result = run_sweep(doc, sweep, catalog, o);
+  if (!tty)
+    std::fprintf(stderr, "sweep: %zu/%zu points, %.0f s\n", result.rows.size(), result.rows.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   if (result.errors > 0)
     std::fprintf(stderr, "sweep: %zu point(s) failed; their rows say why (status error)\n", result.errors);
   std::string csv = rows_to_csv(result.rows);

@@ -116,12 +116,12 @@ std::vector<SweepValue> range_values(const YamlNode& v)
       v.fail("a geometric range starts above 0", "from > 0 with factor");
     count = std::floor(std::log(to / from) / std::log(factor) + 1e-9) + 1;
   } else {
-    if (from + step == from || to + step == to)
-      v.fail("step " + number(step) + " is below the precision of the range's values", "a larger step");
     count = std::floor((to - from) / step + 1e-9) + 1;
   }
   if (count > static_cast<double>(kMaxAxisValues))
     v.fail("the range has " + number(count) + " values", "at most " + std::to_string(kMaxAxisValues));
+  if (!has_factor && (from + step == from || to + step == to))
+    v.fail("step " + number(step) + " is below the precision of the range's values", "a larger step");
   std::vector<SweepValue> out;
   const SourceLocation where = v.where();
   if (has_factor) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <regex>
 
@@ -65,10 +66,12 @@ namespace {
 /// Bounds a published value must respect for its metric (beyond them it is a typo).
 void check_measured(const YamlNode& value, const std::string& metric, double v)
 {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", v);
   if (metric == "mfu" && v > 100)
-    value.fail(std::to_string(v) + " % is not an MFU", "a percentage, 0 < mfu <= 100");
+    value.fail(std::string(text) + " % is not an MFU", "a percentage, 0 < mfu <= 100");
   if (metric == "tflops_per_gpu" && v > 1e5)
-    value.fail(std::to_string(v) + " TFLOP/s per GPU is beyond any GPU", "TFLOP/s per GPU, at most 1e5");
+    value.fail(std::string(text) + " TFLOP/s per GPU is beyond any GPU", "TFLOP/s per GPU, at most 1e5");
 }
 
 ValidationCase read_case(const YamlNode& item, const std::string& path, const Catalog& catalog,

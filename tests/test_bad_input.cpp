@@ -1,0 +1,313 @@
+// Bad input gets one line `FILE:LINE:COL: what is wrong; valid: ...` (or `command line: --flag
+// ...; valid: ...`), exit 2, nothing on stdout and nothing written: one test per defect of the
+// bad-input census (D1-D20), each with its reproduction. D9 and D17 were valid inputs wrongly
+// refused; they must now run.
+#include "TestUtil.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace clustersim::test;
+
+namespace {
+
+/// Runs `clustersim ARGS` and checks the one-line error: exit 2, stderr starting with `where`
+/// and containing `what` and "; valid: ", nothing on stdout.
+void expect_error(const std::string& args, const std::string& where, const std::string& what)
+{
+  auto r = run_cli(args);
+  INFO("clustersim " << args << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind(where, 0) == 0);
+  CHECK(r.err.find(what) != std::string::npos);
+  CHECK(r.err.find("; valid: ") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+std::string experiment(const std::string& name, const std::string& training, const std::string& extra = "",
+                       const std::string& cluster = "{platform: dgx-a100-80gb, gpus: 8}",
+                       const std::string& model = "gpt3-125m")
+{
+  return write_temp(name, "name: x\nmodel: " + model + "\ncluster: " + cluster + "\ntraining: " + training + "\n" +
+                              extra);
+}
+
+/// A copy of a catalog platform with one line replaced.
+std::string platform_with(const std::string& from, const std::string& to)
+{
+  std::string text = read_file(source_path("platforms/dgx-h100.yaml"));
+  auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return write_temp("p.yaml", text.replace(pos, from.size(), to));
+}
+
+const char* kSweepBase = "name: s\nmodel: gpt3-125m\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                         "training: {dp: 8, global_batch: 8}\n";
+
+} // namespace
+
+TEST_CASE("D1: micro_batch*dp beyond int is a batch error, not SIGFPE, and one such sweep point does not end the sweep")
+{
+  std::string f = experiment("d1.yaml", "{tp: 1, pp: 1, dp: 4096, micro_batch: 1048576, global_batch: 1}", "",
+                             "{platform: dgx-a100-80gb, gpus: 4096}");
+  expect_error("run " + f, f + ":4:", "is not a multiple of micro_batch*dp = 1048576*4096");
+  std::string sweep = write_temp("d1s.yaml", std::string(kSweepBase) +
+                                                 "sweep:\n  axes:\n    training.micro_batch: [1, 1048576]\n");
+  auto r = run_cli("run " + sweep);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\n0,1,ok,") != std::string::npos);
+  CHECK(r.out.find("\n1,1048576,invalid,") != std::string::npos);
+}
+
+TEST_CASE("D2: memory checks tp, pp and cp before dividing by them")
+{
+  expect_error("memory --model gpt3-125m --gpu a100-sxm4-80gb --tp 0", "command line: --tp: 0 is out of range", "");
+  expect_error("memory --params 7e9 --gpu a100-sxm4-80gb --cp 0", "command line: --cp: 0 is out of range", "");
+  expect_error("memory --params 7e9 --gpu a100-sxm4-80gb --pp -2", "command line: --pp: -2 is out of range", "");
+}
+
+TEST_CASE("D3: a misspelt, protocol-less or inapplicable collective_algo is an error at its key, and a sweep point")
+{
+  std::string f = experiment("d3.yaml", "{tp: 2, dp: 4, collective_algo: rnig}");
+  expect_error("run " + f, f + ":4:", "unknown collective algorithm 'rnig'; did you mean 'ring'?");
+  std::string g = experiment("d3b.yaml", "{tp: 2, dp: 4, collective_algo: ring/fast}");
+  expect_error("run " + g, g + ":4:", "unknown protocol of ring 'fast'");
+  std::string h = experiment("d3c.yaml", "{tp: 2, dp: 4, sequence_parallel: true, collective_algo: tree}");
+  expect_error("run " + h, h + ":4:", "collective_algo 'tree' cannot run reduce_scatter");
+  std::string sweep = write_temp("d3s.yaml", std::string(kSweepBase) +
+                                                 "sweep:\n  axes:\n    training.collective_algo: [ring, tree, direct]\n");
+  auto r = run_cli("run " + sweep);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("\n0,ring,ok,") != std::string::npos);
+  CHECK(r.out.find("\n1,tree,ok,") != std::string::npos); // a DP all-reduce: tree runs it
+  CHECK(r.out.find("\n2,direct,invalid,\"collective_algo 'direct' cannot run all_reduce") != std::string::npos);
+}
+
+TEST_CASE("D4: vpp > 1 with a schedule that runs one chunk per stage is an error at pipeline_schedule")
+{
+  for (const char* s : {"1f1b", "gpipe"}) {
+    std::string f = experiment("d4.yaml", std::string("{pp: 2, dp: 4, vpp: 2, global_batch: 16, pipeline_schedule: ") +
+                                              s + "}",
+                               "", "{platform: dgx-a100-80gb, gpus: 8}", "gpt3-1.3b");
+    expect_error("run " + f, f + ":4:", std::string("vpp 2 needs the interleaved schedule; ") + s);
+  }
+}
+
+TEST_CASE("D5: text that is not UTF-8 is an error where it is written, in experiments and platforms")
+{
+  std::string f = write_temp("d5.yaml", "name: sm\xe9"
+                                        "all\nmodel: gpt3-125m\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                        "training: {dp: 8}\n");
+  expect_error("run " + f + " --json", f + ":1:7:", "text is not valid UTF-8");
+  std::string p = platform_with("name: dgx-h100", "name: dgx-h100-\xff");
+  expect_error("platform show " + p, p + ":", "text is not valid UTF-8");
+}
+
+TEST_CASE("D6: quantities that overflow after unit scaling are errors at their key")
+{
+  std::string f = experiment("d6.yaml", "{dp: 8, bucket_size: 1e300TB}");
+  expect_error("run " + f, f + ":4:", "'1e300TB' is beyond");
+  std::string p = platform_with("bandwidth: 900GBps", "bandwidth: 1e300TBps");
+  expect_error("platform show " + p, p + ":", "'1e300TBps' is beyond");
+}
+
+TEST_CASE("D7: zero or denormal bandwidths are errors at their key, NIC, NVLink and PCIe alike")
+{
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"bandwidth: 400Gbps", "bandwidth: 0Gbps"},
+           {"bandwidth: 900GBps", "bandwidth: 1e-300GBps"},
+           {"bandwidth: 63GBps", "bandwidth: 0GBps"}}) {
+    std::string p = platform_with(from, to);
+    CAPTURE(to);
+    expect_error("platform show " + p, p + ":", "is out of range");
+    std::string f = experiment("d7.yaml", "{dp: 8}", "", "{platform: " + p + ", gpus: 8}");
+    expect_error("collective --platform " + p + " --gpus 8 --sizes 1MiB", p + ":", "is out of range");
+  }
+}
+
+TEST_CASE("D8: an output that cannot be written is found before anything runs, and nothing is left behind")
+{
+  std::string dir = temp_dir();
+  std::string out = dir + "/out";
+  std::string blocker = dir + "/file";
+  std::system(("mkdir -p '" + dir + "/adir' && touch '" + blocker + "'").c_str());
+  const std::string q = "experiments/quickstart.yaml";
+  expect_error("run " + source_path(q) + " --out " + out + " --trace " + dir + "/adir",
+               "command line: --trace: '" + dir + "/adir' is a directory", "");
+  CHECK(entries_in(out) == 0);
+  expect_error("run " + source_path(q) + " --out " + blocker + "/sub", "command line: --out: cannot write", "");
+  std::string sweep = source_path("experiments/zero-stages-7b.yaml");
+  expect_error("run " + sweep + " --out " + blocker + "/sub", "command line: --out: cannot write", "");
+  expect_error("validate " + validation_path("public.yaml") + " --csv " + dir + "/adir",
+               "command line: --csv: '" + dir + "/adir' is a directory", "");
+  expect_error("platform show dgx-h100 --dot " + dir + "/adir", "command line: --dot:", "is a directory");
+  expect_error("platform show dgx-h100 --xml " + blocker + "/x.xml", "command line: --xml: cannot write", "");
+  // no stale FILE.tmp anywhere
+  auto r = run_cli("platform show dgx-h100 --gpus 16 --dot " + dir + "/g.dot");
+  CHECK(r.exit_code == 0);
+  CHECK(entries_in(dir) == 3); // adir, file, g.dot
+}
+
+TEST_CASE("D9: tp*pp*cp beyond a node and not a node multiple runs, with a baseline on whole nodes")
+{
+  std::string f = experiment("d9.yaml", "{tp: 4, pp: 3, dp: 2, global_batch: 16}", "",
+                             "{platform: dgx-a100-80gb, gpus: 24}", "gpt3-1.3b");
+  auto r = run_cli("run " + f + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["baseline_gpus"] == 24);
+  CHECK(j["step_time_s"].get<double>() > 0);
+  std::string g = experiment("d9b.yaml", "{tp: 4, pp: 3, dp: 4, global_batch: 16}", "baseline: {gpus: 12}\n",
+                             "{platform: dgx-a100-80gb, gpus: 48}", "gpt3-1.3b");
+  expect_error("run " + g, g + ":5:", "baseline of 12 GPUs is not whole dgx-a100-80gb nodes");
+}
+
+TEST_CASE("D10: tp*pp*cp*dp is checked in 64 bits")
+{
+  std::string f = experiment("d10.yaml", "{tp: 1, pp: 354, dp: 12132676, global_batch: 12132676}", "",
+                             "{platform: dgx-a100-80gb, gpus: 8}",
+                             "{layers: 400, hidden: 512, heads: 8, vocab: 1000, seq_len: 128}");
+  expect_error("run " + f, f + ":4:", "= 4294967304 but cluster.gpus is 8");
+}
+
+TEST_CASE("D11: a Hugging Face hidden size whose default MLP width overflows is an error at hidden_size")
+{
+  std::string f = write_temp("config.json", R"({"model_type": "llama", "hidden_size": 536870912,
+ "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 100})");
+  expect_error("memory --model " + f + " --gpu a100-sxm4-80gb", f + ":1:", "536870912 is out of range");
+  std::string g = write_temp("config.json", R"({"model_type": "llama", "hidden_size": 8388608,
+ "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 100})");
+  expect_error("memory --model " + g + " --gpu a100-sxm4-80gb", g + ":1:", "is out of range");
+}
+
+TEST_CASE("D12: sweep sizes are bounded before anything is expanded")
+{
+  auto sweep = [](const std::string& axes) { return write_temp("d12.yaml", std::string(kSweepBase) + axes); };
+  std::string a = sweep("sweep:\n  axes:\n    training.global_batch: {from: 1, to: 1e18, step: 1}\n");
+  expect_error("run " + a, a + ":7:", "the range has 1e+18 values");
+  std::string b = sweep("sweep:\n  axes:\n    training.global_batch: {from: 1, to: 1000}\n"
+                        "    training.micro_batch: {from: 1, to: 1000}\n    budget.tokens: {from: 1, to: 1000}\n");
+  expect_error("run " + b, b + ":9:", "more than 1000000 points");
+  std::string c = sweep("sweep:\n  axes:\n    training.global_batch: []\n");
+  expect_error("run " + c, c + ":7:", "an axis needs at least one value");
+  std::string d = sweep("sweep:\n  axes:\n    budget.tokens: {from: 1e17, to: 1.0000000000001e17, step: 1}\n");
+  expect_error("run " + d, d + ":7:", "below the precision");
+  std::string e = sweep("sweep:\n  axes:\n    training.tp: {from: 1, to: 64, factor: 1.0000001}\n");
+  expect_error("run " + e, e + ":7:", "the range has");
+}
+
+TEST_CASE("D13: a sweep point whose run fails is a row with its reason, and the other points run")
+{
+  std::string dir = temp_dir();
+  std::system(("printf 'name: broken\\nnode: {gpu: a100-sxm4-80gb, gpus: 8}\\n' > '" + dir + "/broken.yaml'").c_str());
+  std::string f = dir + "/d13.yaml";
+  std::system(("printf '%s' '" + std::string(kSweepBase) +
+               "sweep:\n  axes:\n    cluster.platform: [dgx-a100-80gb, broken.yaml, dgx-a100-40gb]\n' > '" + f + "'")
+                  .c_str());
+  auto r = run_cli("run " + f + " --out " + dir + "/out");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::string csv = read_file(dir + "/out/results.csv");
+  CHECK(csv.find("\n0,dgx-a100-80gb,ok,") != std::string::npos);
+  CHECK(csv.find("\n1,broken.yaml,error,") != std::string::npos);
+  CHECK(csv.find("missing key 'scale_up'") != std::string::npos);
+  CHECK(csv.find("\n2,dgx-a100-40gb,ok,") != std::string::npos);
+  CHECK(r.err.find("1 point(s) failed") != std::string::npos);
+}
+
+TEST_CASE("D14: merge rejects a malformed results.json with its file, whatever the malformation")
+{
+  for (const char* bad : {R"({"experiment": 5, "rows": []})", R"({"experiment": "x", "rows": [{"point": -1}]})",
+                          R"({"experiment": "x", "rows": {}})", R"([1, 2])", "{", R"({"experiment": "x"})",
+                          R"({"experiment": "x", "rows": [{"point": 0, "a": [1]}]})"}) {
+    std::string dir = temp_dir();
+    std::string file = dir + "/results.json";
+    FILE* fp = std::fopen(file.c_str(), "w");
+    std::fputs(bad, fp);
+    std::fclose(fp);
+    CAPTURE(bad);
+    expect_error("merge " + dir + " --out " + dir + "/merged", file + ": not a results file", "");
+    CHECK(entries_in(dir + "/merged") == 0);
+  }
+}
+
+TEST_CASE("D15: newlines, CR and NUL in a bad value are escaped: the message stays one line")
+{
+  std::string f = experiment("d15.yaml", "{tp: \"2\\nx\", dp: 4}");
+  expect_error("run " + f, f + ":4:", "'2\\nx' is not an integer");
+  std::string g = experiment("d15b.yaml", "{tp: \"2\\r\\u0000x\", dp: 4}");
+  expect_error("run " + g, g + ":4:", "'2\\r\\x00x' is not an integer");
+}
+
+TEST_CASE("D16: a bad sweep value is reported where it is written, and a directory given as a file says so")
+{
+  std::string f = write_temp("d16.yaml", std::string(kSweepBase) + "sweep:\n  axes:\n    model: [gpt3-125m, gpt3-125mm]\n");
+  expect_error("run " + f, f + ":7:24:", "unknown model preset 'gpt3-125mm'; did you mean 'gpt3-125m'?");
+  std::string g =
+      write_temp("d16b.yaml", std::string(kSweepBase) + "sweep:\n  axes:\n    training.recompute: [none, sometimes]\n");
+  expect_error("run " + g, g + ":7:32:", "unknown recompute 'sometimes'");
+  std::string dir = temp_dir();
+  expect_error("run " + dir, dir + ": is a directory, not a file", "");
+}
+
+TEST_CASE("D17: simulation mode folded, as the README documents, runs")
+{
+  std::string f = experiment("d17.yaml", "{tp: 2, dp: 4}", "simulation: {mode: folded}\n");
+  auto r = run_cli("run " + f + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(nlohmann::json::parse(r.out)["simulation"]["mode"] == "folded");
+  // on a fabric where replicas contend, folding is an approximation the report names
+  std::string g = experiment("d17b.yaml", "{tp: 2, dp: 8}", "simulation: {mode: folded}\n",
+                             "{platform: dgx-h100-fattree-2to1, gpus: 16}");
+  auto s = run_cli("run " + g + " --json");
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  auto j = nlohmann::json::parse(s.out);
+  CHECK(j["simulation"]["mode"] == "folded");
+  CHECK(j["simulation"]["reason"].get<std::string>().find("approximation") != std::string::npos);
+}
+
+TEST_CASE("D18: command-line values out of range are errors on their flag")
+{
+  for (const auto& [args, where] : std::vector<std::pair<std::string, std::string>>{
+           {"memory --model gpt3-125m --gpu a100-sxm4-80gb --zero 4", "command line: --zero: 4 is out of range"},
+           {"memory --model gpt3-125m --gpu a100-sxm4-80gb --seq -1", "command line: --seq: -1 is out of range"},
+           {"plan --model gpt3-125m --platform dgx-a100-80gb --gpus 8 --global-batch 8 --seq 0",
+            "command line: --seq: 0 is out of range"},
+           {"plan --model gpt3-125m --platform dgx-a100-80gb --gpus 8 --global-batch 8 --max-tp 0",
+            "command line: --max-tp: 0 is out of range"},
+           {"plan --model gpt3-125m --platform dgx-a100-80gb --gpus 0 --global-batch 8",
+            "command line: --gpus: 0 is out of range"},
+           {"platform show dgx-h100 --gpus 0", "command line: --gpus: 0 is out of range"},
+           {"platform show dgx-h100 --gpus -8", "command line: --gpus: -8 is out of range"},
+           {"estimate --params 7e9 --gpu h100-sxm5-80gb --usd-per-gpu-hour -5",
+            "command line: --usd-per-gpu-hour: -5 is out of range"},
+           {"estimate --params 7e9 --gpu h100-sxm5-80gb --usd-per-gpu-hour nan",
+            "command line: --usd-per-gpu-hour: nan is out of range"},
+           {"collective --op all_reduce --platform dgx-h100 --sizes 0B", "command line: --sizes: '0B'"},
+       })
+    expect_error(args, where, "");
+}
+
+TEST_CASE("D19: lenient values are refused: an empty bucket, an absurd latency, a preset outside the presets, MFU over 100")
+{
+  std::string f = experiment("d19.yaml", "{dp: 8, bucket_size: 0B}");
+  expect_error("run " + f, f + ":4:", "'0B' is out of range");
+  std::string p = platform_with("switch_latency: 0.13us", "switch_latency: 1e300h");
+  expect_error("platform show " + p, p + ":", "'1e300h' is beyond");
+  std::string q = platform_with("switch_latency: 0.13us", "switch_latency: 1h");
+  expect_error("platform show " + q, q + ":", "'1h' is out of range");
+  std::string g = experiment("d19b.yaml", "{dp: 8}", "", "{platform: dgx-a100-80gb, gpus: 8}", "../../platforms/dgx-h100");
+  expect_error("run " + g, g + ":2:8:", "unknown model preset '../../platforms/dgx-h100'");
+  std::string v = write_temp("v.yaml", "cases:\n- id: x_1\n  model: gpt3-125m\n  cluster: {platform: dgx-a100-80gb, "
+                                       "gpus: 8}\n  training: {dp: 8}\n  measured: {metric: mfu, value: 150}\n");
+  expect_error("validate " + v, v + ":6:", "150 % is not an MFU");
+}
+
+TEST_CASE("D20: a global batch beyond what a step holds is an error at global_batch, not an allocation failure")
+{
+  std::string f = experiment("d20.yaml", "{dp: 8, global_batch: 1073741824}");
+  expect_error("run " + f, f + ":4:", "micro-batches per pipeline per step, more than the 65536");
+}
