@@ -6,7 +6,8 @@ set -eu
 PACKAGES="g++ cmake ninja-build pkg-config \
 libsimgrid-dev libboost-graph-dev libyaml-cpp-dev doctest-dev \
 libcli11-dev nlohmann-json3-dev \
-gnuplot-nox graphviz"
+gnuplot-nox graphviz \
+clang libclang-rt-14-dev clang-tidy"
 
 missing=""
 for p in $PACKAGES; do

@@ -3,6 +3,7 @@
 #include "Suggest.hpp"
 
 #include <algorithm>
+#include <map>
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -204,6 +205,10 @@ ModelSpec load_model_preset(const std::string& name, const std::string& dir, con
     auto names = model_preset_names(dir);
     throw ConfigError(where, unknown_name("model preset", name, names), join(names));
   }
+  // presets are read once per process: sweeps and validation files name the same few often
+  static std::map<std::string, ModelSpec> cache;
+  if (auto it = cache.find(path); it != cache.end())
+    return it->second;
   YamlNode root = YamlNode::load_file(path);
   SectionReader map(root, model_section(), "model preset '" + name + "'");
   ModelSpec m;
@@ -212,13 +217,19 @@ ModelSpec load_model_preset(const std::string& name, const std::string& dir, con
   map.finish();
   fill_defaults(m);
   check_model(m, root);
+  cache.emplace(path, m);
   return m;
 }
 
 ModelSpec import_hf_config(const std::string& path)
 {
   // JSON is YAML: yaml-cpp gives line and column for every value.
-  YamlNode root = YamlNode::load_file(path);
+  return parse_hf_config(YamlNode::load_file(path));
+}
+
+ModelSpec parse_hf_config(const YamlNode& root)
+{
+  const std::string& path = root.file();
   if (!root.is_map())
     root.fail("a Hugging Face config.json must be a JSON object", "{\"model_type\": ..., \"hidden_size\": ...}");
   std::map<std::string, YamlNode> f;

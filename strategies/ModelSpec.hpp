@@ -71,5 +71,7 @@ ModelSpec load_model_preset(const std::string& name, const std::string& presets_
 std::vector<std::string> model_preset_names(const std::string& presets_dir);
 /// Imports a Hugging Face config.json.
 ModelSpec import_hf_config(const std::string& path);
+/// The same from a parsed document.
+ModelSpec parse_hf_config(const YamlNode& root);
 
 } // namespace clustersim

@@ -27,7 +27,7 @@ std::string data_parallel_strategy_name(int zero)
 
 // ------------------------------------------------------------------ StepContext
 
-StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout, bool folded)
+StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit)
     : w_(w), cost_(cost), layout_(layout)
 {
   const int p = layout.size(Dim::pp);
@@ -35,14 +35,15 @@ StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layou
   position_.assign(static_cast<std::size_t>(layout.ranks()), -1);
   std::vector<std::uint32_t> simulated;
   for (int r = 0; r < layout.ranks(); ++r) {
-    if (folded && (layout.coord(r, Dim::tp) != 0 || layout.coord(r, Dim::cp) != 0 || layout.coord(r, Dim::dp) != 0))
-      continue;
+    const int pp = layout.coord(r, Dim::pp);
+    if (fold_unit > 0 && r / fold_unit != layout.rank(0, 0, 0, pp) / fold_unit)
+      continue; // a mirror: not in the NVLink domain of its stage's representative
     auto& v = stage_ranks_[static_cast<std::size_t>(layout.coord(r, Dim::pp))];
     position_[static_cast<std::size_t>(r)] = static_cast<int>(v.size());
     v.push_back(static_cast<std::uint32_t>(r));
     simulated.push_back(static_cast<std::uint32_t>(r));
   }
-  if (folded)
+  if (fold_unit > 0)
     w_.simulate_only(simulated);
   units_.resize(static_cast<std::size_t>(p));
   algo_ = w_.algo_index(cost.training().collective_algo);
@@ -122,8 +123,8 @@ namespace {
 /// transfers, and hands each unit to the LayerEmitter.
 class PipelineDriver {
 public:
-  PipelineDriver(const CostModel& cost, Workload& w, const Layout& layout, bool fold)
-      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold), w_(w), layout_(layout)
+  PipelineDriver(const CostModel& cost, Workload& w, const Layout& layout, int fold_unit)
+      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold_unit), w_(w), layout_(layout)
   {
   }
 
@@ -355,14 +356,14 @@ StepPlan PipelineDriver::run()
 
 } // namespace
 
-StepPlan build_step(const CostModel& cost, bool fold)
+StepPlan build_step(const CostModel& cost, int fold_unit)
 {
   const TrainingSpec& t = cost.training();
   Layout layout(t);
   StepPlan plan;
-  plan.folded = fold;
+  plan.folded = fold_unit > 0;
   plan.workload = Workload(static_cast<std::uint32_t>(layout.ranks()));
-  PipelineDriver b(cost, plan.workload, layout, fold);
+  PipelineDriver b(cost, plan.workload, layout, fold_unit);
   StepPlan meta = b.run();
   plan.layers_per_stage = std::move(meta.layers_per_stage);
   plan.params_per_stage = std::move(meta.params_per_stage);

@@ -53,9 +53,11 @@ using DataParallelRegistry = Registry<DataParallelStrategy>;
 /// Everything the emitters share while building one step.
 class StepContext {
 public:
-  /// `folded`: only the representative of every stage (tp, cp and dp coordinates 0) is
+  /// `fold_unit` > 0: only the ranks that share the NVLink domain of their stage's
+  /// representative (tp, cp and dp coordinates 0) are emitted, domains being `fold_unit`
+  /// consecutive GPUs; 0: every rank.
   /// emitted; the other ranks mirror it (see Workload).
-  StepContext(Workload& w, const CostModel& cost, const Layout& layout, bool folded);
+  StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit);
 
   Workload& workload() { return w_; }
   const CostModel& cost() const { return cost_; }
@@ -107,11 +109,14 @@ struct StepPlan {
   std::vector<double> params_per_stage; ///< per rank, after TP/EP sharding
 };
 
-/// Builds the step. With `fold`, emits one representative rank per pipeline stage: tensor-,
-/// context- and data-parallel peers do exactly the same work, so they are mirrors (exact only
-/// when they cannot contend for shared links; the caller decides, see replica_contention()).
+/// Builds the step. With `fold_unit` > 0 (the GPUs of an NVLink domain), emits for each
+/// pipeline stage only the ranks of one domain, that of the stage's representative; the other
+/// domains of the stage do the same work at the same instants and are mirrors. Everything that
+/// can interact over NVLink (tensor-parallel rings, data-parallel rings relayed over NVLink to
+/// a rail's NIC) stays simulated; mirrors differ only in their private NICs, which is exact
+/// where those cannot contend (the caller decides, see replica_contention()).
 /// Throws std::invalid_argument for an unknown schedule or DP strategy.
-StepPlan build_step(const CostModel& cost, bool fold = false);
+StepPlan build_step(const CostModel& cost, int fold_unit = 0);
 
 /// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
 std::string data_parallel_strategy_name(int zero);

@@ -44,7 +44,7 @@ std::pair<double, double> both(const std::string& platform, int gpus, const std:
     ModelSpec m = load_model_preset(model, catalog().models_dir(), {});
     ClusterGraph cluster = ClusterGraph::build(p, gpus);
     CostModel cost(m, t, p.node.gpu);
-    StepPlan plan = build_step(cost, fold);
+    StepPlan plan = build_step(cost, fold ? 1 : 0);
     CollectiveEngine engine(cluster, catalog().protocols());
     double timeline = evaluate_contention_free(plan.workload, engine).makespan;
     SimPlatform sp(cluster, p.node.gpu.peak(Precision::bf16));

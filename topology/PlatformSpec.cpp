@@ -348,9 +348,13 @@ std::string replica_contention(const PlatformSpec& p)
 
 PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus, const std::vector<std::string>& transports)
 {
+  return parse_platform(YamlNode::load_file(path), gpus, transports);
+}
+
+PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const std::vector<std::string>& transports)
+{
   PlatformSpec p;
-  p.file = path;
-  YamlNode root = YamlNode::load_file(path);
+  p.file = root.file();
   SectionReader top(root, platform_section());
   p.name = top.string("name");
   p.description = top.string("description");

@@ -110,5 +110,8 @@ const Section& cost_section();
 /// empty list accepts any). Errors are ConfigErrors in the file.
 PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus,
                            const std::vector<std::string>& transports = {});
+/// The same from a parsed document (its file name is the platform's `file`).
+PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus,
+                            const std::vector<std::string>& transports = {});
 
 } // namespace clustersim

@@ -11,6 +11,10 @@ namespace clustersim {
 
 using Action = std::function<int()>;
 
+/// Every subcommand (one is required); `action` is set to the selected one's once parsing
+/// succeeded.
+void add_commands(CLI::App& app, Action& action);
+
 /// Adds a subcommand; sets `action` to run it when selected.
 void add_run_command(CLI::App& app, Action& action);
 void add_platform_command(CLI::App& app, Action& action);

@@ -13,18 +13,8 @@ int main(int argc, char** argv)
 {
   CLI::App app{"clustersim: discrete-event simulator of GPU clusters training large language models"};
   app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
-  app.require_subcommand(1);
   clustersim::Action action;
-  clustersim::add_run_command(app, action);
-  clustersim::add_platform_command(app, action);
-  clustersim::add_bench_command(app, action);
-  clustersim::add_collective_command(app, action);
-  clustersim::add_model_commands(app, action);
-  clustersim::add_merge_command(app, action);
-  clustersim::add_plot_command(app, action);
-  clustersim::add_validate_command(app, action);
-  clustersim::add_plan_command(app, action);
-  clustersim::add_schema_command(app, action);
+  clustersim::add_commands(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

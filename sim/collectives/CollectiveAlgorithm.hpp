@@ -47,6 +47,10 @@ public:
     (void)group;
     return supports(op);
   }
+  /// Whether every node of a multi-node group carries the same traffic (a ring's hops, a
+  /// hierarchical phase's rails), so that one node's flows stand for every node's. A tree's
+  /// interior nodes carry more than its leaves: folding nodes into one is not exact for it.
+  virtual bool node_symmetric() const { return true; }
   /// Protocols the algorithm runs with.
   virtual std::vector<std::string> protocols() const { return {"ll", "ll128", "simple"}; }
   /// `bytes` follows the nccl-tests convention of CollectiveCall::bytes.

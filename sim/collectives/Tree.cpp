@@ -46,6 +46,7 @@ int dtree_parent(int n, int rank, int t)
 class Tree final : public CollectiveAlgorithm {
 public:
   bool supports(CollOp op) const override { return op == CollOp::all_reduce; }
+  bool node_symmetric() const override { return false; }
 
   bool applicable(CollOp op, const GroupView& g) const override
   {

@@ -68,7 +68,10 @@ PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& wh
       throw ConfigError(where, unknown_name("platform", name, names), join(names));
     }
   }
-  return load_platform(path, *gpus_, protocols_->transports());
+  auto it = platforms_->find(path);
+  if (it == platforms_->end())
+    it = platforms_->emplace(path, load_platform(path, *gpus_, protocols_->transports())).first;
+  return it->second;
 }
 
 } // namespace clustersim

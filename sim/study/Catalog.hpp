@@ -7,6 +7,8 @@
 #include "PlatformSpec.hpp"
 #include "Protocols.hpp"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +36,9 @@ private:
   std::string root_;
   std::shared_ptr<GpuCatalog> gpus_;
   std::shared_ptr<ProtocolTable> protocols_;
+  /// Platform files read so far, by path: a sweep or a validation file names the same few
+  /// platforms thousands of times (files do not change during a run).
+  std::shared_ptr<std::map<std::string, PlatformSpec>> platforms_ = std::make_shared<std::map<std::string, PlatformSpec>>();
 };
 
 /// Directory part of a path ("." when none).

@@ -5,6 +5,7 @@
 #include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
 #include "Layout.hpp"
+#include "collectives/CollectiveAlgorithm.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "Trace.hpp"
@@ -45,7 +46,8 @@ ModeChoice choose_mode(const ExperimentSpec& e)
     c.reason = "replicas folded as requested, though they can contend (" + contention +
                "): an approximation that ignores that contention";
   else if (c.fold)
-    c.reason = "tensor-, context- and data-parallel replicas mirror one rank per stage; they cannot contend on " +
+    c.reason = "the ranks of one NVLink domain per pipeline stage simulated, the other domains mirror them: they "
+               "differ only on private NICs, which cannot contend on " +
                e.platform.name;
   else if (e.mode == "full")
     c.reason = "every rank simulated, as requested";
@@ -72,6 +74,25 @@ void plan_collectives(const Workload& w, CollectiveEngine& engine, const Experim
                         "auto, or an algorithm that runs every collective of the step", ConfigError::Kind::rule);
     }
   }
+}
+
+/// A folded step is exact only if every collective that crosses NVLink domains loads every
+/// domain alike: the first call run by an algorithm that does not (a tree across nodes), or "".
+std::string asymmetric_call(const Workload& w, CollectiveEngine& engine, const ClusterGraph& cluster)
+{
+  for (std::uint32_t call = 0; call < w.collectives().size(); ++call) {
+    const auto& ranks = w.groups()[w.collectives()[call].group].ranks;
+    bool crosses = false;
+    for (auto r : ranks)
+      crosses = crosses || cluster.domain_of(static_cast<int>(r)) != cluster.domain_of(static_cast<int>(ranks[0]));
+    if (!crosses)
+      continue;
+    const ExecPlan& plan = engine.plan(w, call);
+    if (!AlgorithmRegistry::instance().shared(plan.algorithm).node_symmetric())
+      return plan.algorithm + " " + to_string(w.collectives()[call].op) + " over " + std::to_string(ranks.size()) +
+             " ranks";
+  }
+  return "";
 }
 
 /// The report's metrics of a simulated step.
@@ -126,10 +147,21 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   // fewer GPUs than a node: one node, the rest of its GPUs idle
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
   CostModel cost(e.model, e.training, e.platform.node.gpu);
-  const ModeChoice mode = choose_mode(e);
-  StepPlan plan = build_step(cost, mode.fold);
+  ModeChoice mode = choose_mode(e);
+  StepPlan plan = build_step(cost, !mode.fold ? 0 : mode.analytic ? 1 : e.platform.gpus_per_domain());
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
+  if (mode.fold && !mode.analytic && e.mode == "auto") {
+    const std::string why = asymmetric_call(plan.workload, collectives, cluster);
+    if (!why.empty()) {
+      mode.fold = false;
+      mode.name = "full";
+      mode.reason = "every rank simulated: the " + why +
+                    " loads interior nodes more than the rest, so one node's replicas cannot stand for all";
+      plan = build_step(cost, 0);
+      plan_collectives(plan.workload, collectives, e);
+    }
+  }
   ExecutionResult res;
   if (mode.analytic) {
     res = evaluate_contention_free(plan.workload, collectives);

@@ -220,8 +220,11 @@ std::optional<SweepSpec> parse_sweep(const YamlNode& doc)
 {
   std::optional<YamlNode> node;
   for (auto& [k, v] : doc.entries())
-    if (k.as_string() == "sweep")
+    if (k.as_string() == "sweep") {
+      if (node) // apply_point and this must read the same section
+        k.fail("duplicate key 'sweep' in experiment", "each key once");
       node = v;
+    }
   if (!node)
     return std::nullopt;
   SectionReader m(*node, sweep_section());

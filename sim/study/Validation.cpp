@@ -127,7 +127,12 @@ Json summary(const std::vector<double>& abs_errors)
 
 std::vector<ValidationCase> load_validation_cases(const std::string& path, const Catalog& catalog)
 {
-  YamlNode root = YamlNode::load_file(path);
+  return parse_validation_cases(YamlNode::load_file(path), catalog);
+}
+
+std::vector<ValidationCase> parse_validation_cases(const YamlNode& root, const Catalog& catalog)
+{
+  const std::string& path = root.file();
   SectionReader top(root, validation_section());
   YamlNode cases = top.require("cases");
   top.finish();

@@ -32,6 +32,8 @@ const Section& measured_section();
 /// measurement outside the schema) is a ConfigError; a case whose model, cluster or training
 /// cannot be built is returned with its build_error.
 std::vector<ValidationCase> load_validation_cases(const std::string& path, const Catalog& catalog);
+/// The same from a parsed document.
+std::vector<ValidationCase> parse_validation_cases(const YamlNode& root, const Catalog& catalog);
 
 /// The metric a case names, from a simulation's metrics (mfu in percent, like the schema).
 double predicted_metric(const ValidationCase& c, const RunMetrics& m);
