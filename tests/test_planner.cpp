@@ -49,7 +49,9 @@ std::pair<double, double> both(const std::string& platform, int gpus, const std:
     double timeline = evaluate_contention_free(plan.workload, engine).makespan;
     SimPlatform sp(cluster, p.node.gpu.peak(Precision::bf16));
     double sim = execute(plan.workload, sp, engine).makespan;
-    return std::to_string(sim) + " " + std::to_string(timeline);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g", sim, timeline);
+    return std::string(buf);
   });
   auto space = out.find(' ');
   return {std::stod(out.substr(0, space)), std::stod(out.substr(space + 1))};
@@ -86,15 +88,20 @@ TEST_CASE("simulation mode analytic reports the contention-free step")
 {
   std::string exp = write_temp("analytic.yaml", R"(name: analytic
 model: gpt3-1.3b
-cluster: {platform: dgx-a100-80gb, gpus: 32}
-training: {tp: 2, pp: 2, dp: 8, micro_batch: 1, global_batch: 64, flash_attention: true}
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 64}
+training: {tp: 1, pp: 1, dp: 64, zero: 3, micro_batch: 1, global_batch: 128, flash_attention: true}
 simulation: {mode: analytic}
 )");
   auto r = run_cli("run " + exp + " --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["simulation"]["mode"] == "analytic");
-  CHECK(j["step_time_s"].get<double>() > 0);
+  // the same task graph evaluated by the timeline directly, and by the executor with contention
+  TrainingSpec t = layout(1, 1, 64, 3, 2, false);
+  auto [sim, timeline] = both("dgx-h100-fattree-2to1", 64, "gpt3-1.3b", t, true);
+  CHECK(j["step_time_s"].get<double>() == doctest::Approx(timeline).epsilon(1e-12));
+  // ZeRO-3's gathers and reduce-scatters share the 2:1 uplinks: the bound is strictly below
+  CHECK(j["step_time_s"].get<double>() < sim);
 }
 
 TEST_CASE("the extrapolated estimate agrees with evaluating every micro-batch")
@@ -167,21 +174,27 @@ TEST_CASE("plan: ranked layouts fit, respect --fixed and --max-tp, and count rej
     CHECK(c["step_time_s"].get<double>() >= prev); // ranked by simulated step time
     prev = c["step_time_s"].get<double>();
   }
-  CHECK(j["rank_correlation"].get<double>() >= -1);
+  // the estimate orders these three as the simulation does, up to one near-tie: measured 0.87
+  CHECK(j["rank_correlation"].get<double>() >= 0.8);
 }
 
-TEST_CASE("plan: the best layout is at least as fast as a hand-picked one")
+TEST_CASE("plan: the best layout is at least as fast as good hand-picked ones")
 {
   auto j = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 16 --global-batch 64 --top 2 --fixed pp=1");
-  std::string exp = write_temp("hand.yaml", R"(name: hand
-model: gpt3-1.3b
-cluster: {platform: dgx-a100-80gb, gpus: 16}
-training: {tp: 2, pp: 1, dp: 8, micro_batch: 1, global_batch: 64, flash_attention: true, recompute: full}
-)");
-  auto r = run_cli("run " + exp + " --json");
-  REQUIRE(r.exit_code == 0);
-  double hand = nlohmann::json::parse(r.out)["step_time_s"];
-  CHECK(j["ranked"][0]["step_time_s"].get<double>() <= hand);
+  const double best = j["ranked"][0]["step_time_s"].get<double>();
+  // what a practitioner would pick, none of them dominated: DDP with large micro-batches, the
+  // distributed optimizer, tensor parallelism with sequence parallelism (measured 0.410, 0.405,
+  // 0.452 s against the planner's 0.390 s)
+  for (const char* layout : {"tp: 1, dp: 16, micro_batch: 4, zero: 0", "tp: 1, dp: 16, micro_batch: 2, zero: 1",
+                             "tp: 2, dp: 8, micro_batch: 2, zero: 1, sequence_parallel: true"}) {
+    std::string exp = write_temp("hand.yaml", std::string("name: hand\nmodel: gpt3-1.3b\ncluster: {platform: "
+                                                          "dgx-a100-80gb, gpus: 16}\ntraining: {pp: 1, ") +
+                                                  layout + ", global_batch: 64, flash_attention: true}\n");
+    auto r = run_cli("run " + exp + " --json");
+    REQUIRE(r.exit_code == 0);
+    CAPTURE(layout);
+    CHECK(best <= nlohmann::json::parse(r.out)["step_time_s"].get<double>());
+  }
 }
 
 TEST_CASE("plan: cost and deadline objectives choose a cluster size")

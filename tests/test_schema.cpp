@@ -39,7 +39,7 @@ TEST_CASE("the README's key lists are the tables' (clustersim schema --summary)"
   auto r = run_cli("schema --summary");
   REQUIRE(r.exit_code == 0);
   CHECK_MESSAGE(block("README.md", "schema:summary") == r.out,
-                "README.md's key lists drifted from the tables: paste `clustersim schema --summary` between the markers");
+                "README.md's key lists drifted from the tables: scripts/update-docs.sh regenerates them");
 }
 
 TEST_CASE("docs/configuration.md is the tables' (clustersim schema --markdown)")
@@ -47,7 +47,7 @@ TEST_CASE("docs/configuration.md is the tables' (clustersim schema --markdown)")
   auto r = run_cli("schema --markdown");
   REQUIRE(r.exit_code == 0);
   CHECK_MESSAGE(block("docs/configuration.md", "schema:markdown") == r.out,
-                "docs/configuration.md drifted from the tables: regenerate it with `clustersim schema --markdown`");
+                "docs/configuration.md drifted from the tables: scripts/update-docs.sh regenerates it");
 }
 
 TEST_CASE("schema training prints every training key with its default and doc")

@@ -137,8 +137,8 @@ TEST_CASE("study compute-walls: one GPU cannot train either model - days fall wi
     CHECK(rows.front().at("status") == "oom");
     for (std::size_t i = 2; i < rows.size(); ++i) {
       CHECK(num(rows[i], "time_to_train_days") < num(rows[i - 1], "time_to_train_days"));
-      // more GPUs never make the job cheaper in GPU-hours than perfect scaling would
-      CHECK(num(rows[i], "gpu_hours") > 0.9 * num(rows[i - 1], "gpu_hours"));
+      // more GPUs never make the job cheaper in GPU-hours: scaling efficiency is at most 1
+      CHECK(num(rows[i], "gpu_hours") >= num(rows[i - 1], "gpu_hours") * (1 - 1e-9));
     }
   }
 }

@@ -7,7 +7,7 @@
 
 using namespace clustersim::test;
 
-TEST_CASE("public validation set: median |error| <= 10 %, max <= 25 %, every case runs and fits")
+TEST_CASE("public validation set: median |error| <= 3 %, max <= 20 %, every case runs and fits")
 {
   auto r = run_cli("validate " + validation_path("public.yaml") + " --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -16,8 +16,9 @@ TEST_CASE("public validation set: median |error| <= 10 %, max <= 25 %, every cas
   MESSAGE("median " << s["median_abs_error"] << ", max " << s["max_abs_error"] << " over " << s["count"] << " cases");
   CHECK(s["count"].get<int>() == static_cast<int>(j["cases"].size()));
   CHECK(s["count"].get<int>() >= 31);
-  CHECK(s["median_abs_error"].get<double>() <= 0.10);
-  CHECK(s["max_abs_error"].get<double>() <= 0.25);
+  // measured 1.8 % and 19.6 %: the bounds are what the accuracy work must keep (issue 16)
+  CHECK(s["median_abs_error"].get<double>() <= 0.03);
+  CHECK(s["max_abs_error"].get<double>() <= 0.20);
   CHECK(s["misses"].get<int>() == 0);
   for (const auto& c : j["cases"]) {
     CAPTURE(c["id"].get<std::string>());
