@@ -10,8 +10,7 @@ namespace clustersim {
 double CostModel::attention_core_flops(double sequences) const
 {
   const double s = model_.seq_len;
-  const double h = model_.hidden;
-  return 4.0 * sequences * s * s * h; // scores + context, full s×s
+  return 4.0 * sequences * s * s * model_.q_dim(); // scores + context, full s×s, every query head
 }
 
 double CostModel::layer_forward_flops(double sequences) const
@@ -19,9 +18,10 @@ double CostModel::layer_forward_flops(double sequences) const
   const double tokens = sequences * model_.seq_len;
   const double h = model_.hidden;
   const double kv = model_.kv_dim();
-  const double f = model_.ffn_hidden;
-  double qkv = 2.0 * tokens * h * (h + 2.0 * kv);
-  double proj = 2.0 * tokens * h * h;
+  const double f = model_.experts > 1 ? model_.expert_ffn() : model_.ffn_hidden;
+  const double q = model_.q_dim();
+  double qkv = 2.0 * tokens * h * (q + 2.0 * kv);
+  double proj = 2.0 * tokens * q * h;
   double mlp = 2.0 * tokens * h * f * model_.mlp_matrices() * model_.top_k;
   double router = model_.experts > 1 ? 2.0 * tokens * h * model_.experts : 0.0;
   return qkv + attention_core_flops(sequences) + proj + mlp + router;

@@ -109,7 +109,8 @@ BlockCost CostModel::attention_block() const
 
   BlockBuilder k(*this, b);
   k.mem("input_layernorm", 2 * resid * h * e);
-  k.gemm("qkv_projection", T, (h + 2 * kv) / t, h, 1);
+  const double q = model_.q_dim();
+  k.gemm("qkv_projection", T, (q + 2 * kv) / t, h, 1);
   if (model_.position == PositionKind::rotary)
     k.mem("rotary_embedding", 2 * T * (h + kv) / t * e);
 
@@ -118,7 +119,7 @@ BlockCost CostModel::attention_block() const
   if (training_.flash_attention) {
     // Flash attention skips fully masked blocks: a causal rank executes about half of its
     // query x key work (ring attention keeps that balance across CP ranks).
-    double executed = 4.0 * mb * s_loc * s * (h / t) * 0.5;
+    double executed = 4.0 * mb * s_loc * s * (q / t) * 0.5;
     double sec = executed / (peak_ * gpu_.attention_efficiency * gpu_.sustained);
     k.kernel("flash_attention", executed, 0, sec, 2.5 * sec); // FA2 backward: 5 GEMMs for the 2 of forward
   } else {
@@ -130,7 +131,7 @@ BlockCost CostModel::attention_block() const
     k.gemm("attention_context", s_loc, d, s, mb * heads);
   }
   core_forward = b.forward - before;
-  k.gemm("output_projection", T, h, h / t, 1);
+  k.gemm("output_projection", T, h, q / t, 1);
   k.mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
 
   b.backward = k.backward();
@@ -148,7 +149,7 @@ BlockCost CostModel::mlp_block() const
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
-  const double f = model_.ffn_hidden;
+  const double f = model_.experts > 1 ? model_.expert_ffn() : model_.ffn_hidden;
   const double resid = training_.sequence_parallel ? T / t : T;
   BlockBuilder k(*this, b);
   auto mem = [&](const std::string& name, double bytes) { k.mem(name, bytes); };

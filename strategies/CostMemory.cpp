@@ -11,30 +11,51 @@ namespace clustersim {
 
 std::vector<int> CostModel::layers_per_stage() const
 {
-  const int p = training_.pp;
-  const int l = model_.layers;
-  std::vector<int> out(static_cast<std::size_t>(p), l / p);
-  // Megatron allows uneven first/last stages: spread the remainder from the middle outwards,
-  // keeping the first and last stage (which also hold embedding and logits) lightest.
-  int rest = l % p;
-  for (int i = 0; rest > 0; ++i) {
-    int idx = p <= 2 ? i % p : 1 + (i % (p - 2));
-    ++out[static_cast<std::size_t>(idx)];
-    --rest;
-  }
-  return out;
+  return layers_per_rank(pipeline_, training_.pp);
+}
+
+namespace {
+
+template <class F> void for_chunks(const std::vector<VirtualStage>& v, int stage, int pp, F f)
+{
+  for (std::size_t g = static_cast<std::size_t>(stage); g < v.size(); g += static_cast<std::size_t>(pp))
+    f(v[g]);
+}
+
+} // namespace
+
+bool CostModel::holds_embedding(int stage) const
+{
+  bool any = false;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) { any = any || v.embedding; });
+  return any;
+}
+
+bool CostModel::holds_loss(int stage) const
+{
+  bool any = false;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) { any = any || v.loss; });
+  return any;
+}
+
+int CostModel::mtp_modules(int stage) const
+{
+  int n = 0;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) { n += v.mtp; });
+  return n;
 }
 
 double CostModel::stage_params(int stage) const
 {
   const double t = training_.tp;
-  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)];
+  // an MTP module: a transformer layer (its own embedding and output head are shared)
+  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
   double mlp = model_.layer_mlp_params();
   double dense = model_.layer_params() - mlp;
   double per_layer = dense / t + (model_.experts > 1 ? mlp / (t * training_.ep) : mlp / t);
   double p = layers * per_layer;
-  const bool first = stage == 0;
-  const bool last = stage == training_.pp - 1;
+  const bool first = holds_embedding(stage);
+  const bool last = holds_loss(stage);
   if (first)
     p += model_.embedding_params() / t;
   if (last) {
@@ -64,7 +85,7 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double T = tokens_local();
   const double h = model_.hidden;
   const double kv = model_.kv_dim();
-  const double f = model_.ffn_hidden * (model_.experts > 1 ? model_.top_k : 1);
+  const double f = model_.experts > 1 ? static_cast<double>(model_.expert_ffn()) * model_.top_k : model_.ffn_hidden;
   const double a = model_.heads;
   const double s = model_.seq_len;
   const double sp = training_.sequence_parallel ? t : 1.0;
@@ -73,7 +94,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   // replicated across TP unless sequence parallel: LN inputs, QKV and FC1 inputs, residual masks
   double shared = T * h * (4 * e + 2 * mask) / sp;
   // sharded by TP: Q, K, V, projection input, FC1 output, activation output
-  double sharded = T * (e * h + 2 * e * kv + e * h) / t;
+  const double q = model_.q_dim();
+  double sharded = T * (e * q + 2 * e * kv + e * q) / t;
   double fc1_out = (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t;
   double act_out = T * f * e / t;
   sharded += fc1_out + act_out;
@@ -93,13 +115,13 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double in_flight =
       p > 1 ? ScheduleRegistry::instance().shared(to_string(training_.schedule)).in_flight(stage, p, mcount, training_.vpp)
             : 1.0;
-  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)];
+  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
   m.activations = per_layer * layers * in_flight;
   // the layer being recomputed in backward holds its full activations once more
   if (training_.recompute == Recompute::full)
     m.activations += shared + sharded + core;
-  const bool last = stage == p - 1;
-  const bool first = stage == 0;
+  const bool last = holds_loss(stage);
+  const bool first = holds_embedding(stage);
   if (first)
     m.activations += T * h * e / sp * in_flight; // embedding output
   // buffers: fp32 logits + their gradient on the last stage, DDP bucket pair elsewhere

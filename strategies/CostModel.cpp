@@ -9,6 +9,7 @@ CostModel::CostModel(ModelSpec model, TrainingSpec training, GpuSpec gpu)
     : model_(std::move(model)), training_(std::move(training)), gpu_(std::move(gpu))
 {
   peak_ = gpu_.peak(training_.precision);
+  pipeline_ = pipeline_layout(model_, training_);
 }
 
 double CostModel::element_bytes() const

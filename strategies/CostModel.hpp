@@ -16,6 +16,7 @@
 
 #include "GpuSpec.hpp"
 #include "ModelSpec.hpp"
+#include "PipelineLayout.hpp"
 #include "TrainingSpec.hpp"
 
 #include <string>
@@ -90,8 +91,14 @@ public:
   double cp_message_bytes() const;
 
   // --- parameters held by one rank ---
-  /// Layers of pipeline stage `stage` (Megatron's split; uneven first/last when they do not divide).
+  /// The virtual stages and what each holds (PipelineLayout.hpp).
+  const std::vector<VirtualStage>& pipeline() const { return pipeline_; }
+  /// Transformer layers of pipeline rank `stage` over its chunks.
   std::vector<int> layers_per_stage() const;
+  /// What pipeline rank `stage` holds besides its layers.
+  bool holds_embedding(int stage) const;
+  bool holds_loss(int stage) const;
+  int mtp_modules(int stage) const;
   double stage_params(int stage) const; ///< after TP and EP sharding, before ZeRO
   MemoryBreakdown memory(int stage) const;
   MemoryBreakdown peak_memory() const; ///< the stage with the largest peak
@@ -105,6 +112,7 @@ private:
   TrainingSpec training_;
   GpuSpec gpu_;
   double peak_ = 0;
+  std::vector<VirtualStage> pipeline_;
 };
 
 } // namespace clustersim

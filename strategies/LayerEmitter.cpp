@@ -167,7 +167,11 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   }
   Category cat = recompute ? Category::recompute : Category::forward;
   PerPos a = block_forward(stage, attn_, true, u.layer, mb, deps, cat);
-  return block_forward(stage, mlp_, false, u.layer, mb, a, cat);
+  PerPos out = block_forward(stage, mlp_, false, u.layer, mb, a, cat);
+  if (u.name != "mtp" || recompute)
+    return out;
+  // a multi-token-prediction module: a transformer layer, then the shared output head and loss
+  return single(ctx_.compute(stage, logits_.forward, {cat, "mtp_logits_forward", u.layer, mb}, out));
 }
 
 LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps,
@@ -197,6 +201,8 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
     after = single(c);
   } else {
     PerPos d = deps;
+    if (u.name == "mtp")
+      d = single(ctx_.compute(stage, logits_.backward, {Category::backward, "mtp_logits_backward", u.layer, mb}, d));
     if (t_.recompute == Recompute::full) {
       d = forward_unit(stage, u, unit_index, mb, d, true);
     }

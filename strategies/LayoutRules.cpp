@@ -1,5 +1,7 @@
 #include "LayoutRules.hpp"
 
+#include "PipelineLayout.hpp"
+
 #include <vector>
 
 namespace clustersim {
@@ -76,12 +78,20 @@ std::optional<LayoutViolation> micro_batch_limit(const TrainingSpec& t, const Mo
                 "a larger micro_batch or a smaller global_batch");
 }
 
+/// Layer slots of the pipeline split: the layers, plus the embedding and the loss where they
+/// count as slots.
+long long slots(const TrainingSpec& t, const ModelSpec& m)
+{
+  return m.layers + (t.embedding_slot ? 1 : 0) + (t.loss_slot ? 1 : 0);
+}
+
 std::optional<LayoutViolation> stages_vs_layers(const TrainingSpec& t, const ModelSpec& m, long long)
 {
-  if (t.pp <= m.layers)
+  if (!t.pipeline_layout.empty() || t.pp <= slots(t, m))
     return std::nullopt;
   return broken("pp", "more pipeline stages than layers",
-                "pp " + s(t.pp) + " exceeds the model's " + s(m.layers) + " layers",
+                "pp " + s(t.pp) + " exceeds the model's " + s(slots(t, m)) + " layers" +
+                    (slots(t, m) > m.layers ? " and slots" : ""),
                 "at most one pipeline stage per layer");
 }
 
@@ -95,12 +105,22 @@ std::optional<LayoutViolation> vpp_without_pp(const TrainingSpec& t, const Model
 
 std::optional<LayoutViolation> chunks_vs_layers(const TrainingSpec& t, const ModelSpec& m, long long)
 {
-  if (t.vpp == 1 || static_cast<long long>(t.pp) * t.vpp <= m.layers)
+  if (!t.pipeline_layout.empty() || t.vpp == 1 || static_cast<long long>(t.pp) * t.vpp <= slots(t, m))
     return std::nullopt;
   return broken("vpp", "more model chunks than layers",
-                "pp*vpp = " + s(static_cast<long long>(t.pp) * t.vpp) + " chunks exceed the model's " + s(m.layers) +
-                    " layers",
-                "pp*vpp <= layers");
+                "pp*vpp = " + s(static_cast<long long>(t.pp) * t.vpp) + " chunks exceed the model's " +
+                    s(slots(t, m)) + " layers" + (slots(t, m) > m.layers ? " and slots" : ""),
+                "pp*vpp <= layers, or the embedding and loss as slots (account_for_*_in_pipeline_split), or a "
+                "pipeline_layout");
+}
+
+std::optional<LayoutViolation> layout_buildable(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  auto why = layout_problem(m, t);
+  if (!why)
+    return std::nullopt;
+  return broken(t.pipeline_layout.empty() ? "vpp" : "pipeline_layout", "the pipeline layout cannot be built", *why,
+                "a layout of pp*vpp stages placing every layer, the embedding first and the loss last");
 }
 
 std::optional<LayoutViolation> interleaved_without_vpp(const TrainingSpec& t, const ModelSpec&, long long)
@@ -158,11 +178,15 @@ std::optional<LayoutViolation> ep_divides_experts(const TrainingSpec& t, const M
 
 std::optional<LayoutViolation> ep_divides_dp(const TrainingSpec& t, const ModelSpec&, long long)
 {
-  if (t.ep == 1 || (static_cast<long long>(t.dp) * t.cp) % t.ep == 0)
+  // Megatron's MoE parallel folding: the expert groups (ep x etp) are drawn from the tp x cp x
+  // dp ranks of a pipeline stage
+  const long long ranks = static_cast<long long>(t.tp) * t.cp * t.dp;
+  const long long expert = static_cast<long long>(t.ep) * t.etp;
+  if (expert == 1 || ranks % expert == 0)
     return std::nullopt;
-  return broken("ep", "ep does not divide dp x cp",
-                "ep " + s(t.ep) + " does not divide dp*cp = " + s(static_cast<long long>(t.dp) * t.cp),
-                "a divisor of dp*cp (experts are sharded over data-parallel ranks)");
+  return broken("ep", "ep x etp does not divide tp x cp x dp",
+                "ep*etp = " + s(t.ep) + "*" + s(t.etp) + " does not divide tp*cp*dp = " + s(ranks),
+                "ep*etp dividing tp*cp*dp (Megatron folds the expert groups over a stage's ranks)");
 }
 
 std::optional<LayoutViolation> ep_on_dense(const TrainingSpec& t, const ModelSpec& m, long long)
@@ -196,6 +220,7 @@ const std::vector<Rule>& rules()
                                    interleaved_without_vpp,
                                    vpp_needs_interleaved,
                                    interleaved_micro_batches,
+                                   layout_buildable,
                                    cp_chunks,
                                    sp_without_tp,
                                    ep_divides_experts,

@@ -11,9 +11,10 @@ namespace clustersim {
 
 double ModelSpec::layer_mlp_params() const
 {
-  double per_expert = static_cast<double>(mlp_matrices()) * hidden * ffn_hidden;
+  const int width = experts > 1 ? expert_ffn() : ffn_hidden;
+  double per_expert = static_cast<double>(mlp_matrices()) * hidden * width;
   if (bias)
-    per_expert += mlp == MlpKind::swiglu ? 2.0 * ffn_hidden + hidden : static_cast<double>(ffn_hidden) + hidden;
+    per_expert += mlp == MlpKind::swiglu ? 2.0 * width + hidden : static_cast<double>(width) + hidden;
   double router = experts > 1 ? static_cast<double>(hidden) * experts : 0.0;
   return per_expert * experts + router;
 }
@@ -21,9 +22,10 @@ double ModelSpec::layer_mlp_params() const
 double ModelSpec::layer_params() const
 {
   double h = hidden;
-  double qkv = h * (h + 2.0 * kv_dim());
-  double out = h * h;
-  double attn_bias = bias ? (h + 2.0 * kv_dim()) + h : 0.0;
+  const double q = q_dim();
+  double qkv = h * (q + 2.0 * kv_dim());
+  double out = q * h;
+  double attn_bias = bias ? (q + 2.0 * kv_dim()) + h : 0.0;
   double norms = norm == NormKind::layernorm ? 4.0 * h : 2.0 * h;
   return qkv + out + attn_bias + norms + layer_mlp_params();
 }
@@ -107,11 +109,35 @@ const Section& model_section()
           K::boolean("tied_embeddings", false, "the output projection shares the input embedding"),
           K::integer("experts", 1, 1, 1 << 16, "routed experts per MoE layer (dense when 1)"),
           K::integer("top_k", 1, 1, 1 << 16, "experts per token"),
+          K::integer("moe_ffn_hidden", 0, 1, 1 << 24, "FFN width of one routed expert").computed("ffn_hidden"),
+          K::integer("shared_experts", 0, 0, 1 << 10, "always-active experts of every MoE layer"),
+          K::integer("dense_layers", 0, 0, 100000, "leading layers with a dense MLP of ffn_hidden"),
+          K::choice("attention", "mha", {"mha", "mla"}, "mha (multi-head, with GQA by kv_heads) or mla (DeepSeek "
+                                                        "multi-head latent attention, ranks in section mla)"),
+          K::section("mla", "model.mla", "the ranks of multi-head latent attention"),
+          K::integer("mtp_layers", 0, 0, 64, "multi-token-prediction modules trained with the model"),
+          K::integer("head_dim", 0, 1, 1 << 16, "head dimension where heads * head_dim != hidden")
+              .computed("hidden / heads"),
           K::number("published_params", 0, 0, 1e16, "the parameter count the authors quote (presets' tests)")
               .not_an_axis(),
           K::integer("published_digits", 0, 0, 20, "significant digits of published_params (0: exact)")
               .not_an_axis(),
       }};
+  return s;
+}
+
+const Section& mla_section()
+{
+  using K = KeySpec;
+  static const Section s{"model.mla",
+                         "DeepSeek multi-head latent attention (DeepSeek-V2/V3 config.json names)",
+                         {
+                             K::integer("q_lora_rank", 0, 0, 1 << 20, "rank of the query compression (0: none)"),
+                             K::integer("kv_lora_rank", 0, 1, 1 << 20, "rank of the key/value compression").must(),
+                             K::integer("qk_rope_head_dim", 0, 0, 1 << 16, "rotary part of a query/key head").must(),
+                             K::integer("qk_nope_head_dim", 0, 1, 1 << 16, "non-rotary part of a query/key head").must(),
+                             K::integer("v_head_dim", 0, 1, 1 << 16, "value head dimension").must(),
+                         }};
   return s;
 }
 
@@ -144,6 +170,22 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
     m.tied_embeddings = map.boolean("tied_embeddings");
   int_field("experts", m.experts);
   int_field("top_k", m.top_k);
+  int_field("moe_ffn_hidden", m.moe_ffn_hidden);
+  int_field("shared_experts", m.shared_experts);
+  int_field("dense_layers", m.dense_layers);
+  if (map.has("attention"))
+    m.mla = map.choice("attention") == "mla";
+  if (auto n = map.find("mla")) {
+    SectionReader r(*n, mla_section());
+    m.mla_ranks.q_lora_rank = static_cast<int>(r.integer("q_lora_rank"));
+    m.mla_ranks.kv_lora_rank = static_cast<int>(r.integer("kv_lora_rank"));
+    m.mla_ranks.qk_rope_head_dim = static_cast<int>(r.integer("qk_rope_head_dim"));
+    m.mla_ranks.qk_nope_head_dim = static_cast<int>(r.integer("qk_nope_head_dim"));
+    m.mla_ranks.v_head_dim = static_cast<int>(r.integer("v_head_dim"));
+    r.finish();
+  }
+  int_field("mtp_layers", m.mtp_layers);
+  int_field("head_dim", m.head_dim_override);
   if (map.has("published_params"))
     m.published_params = map.number("published_params");
   int_field("published_digits", m.published_digits);
@@ -160,9 +202,13 @@ void check_model(const ModelSpec& m, const YamlNode& where)
   need(m.heads > 0, "model has no 'heads'", "heads: a positive integer");
   need(m.vocab > 0, "model has no 'vocab'", "vocab: a positive integer");
   need(m.seq_len > 0, "model has no 'seq_len'", "seq_len: a positive integer");
-  need(m.hidden % m.heads == 0,
+  need(m.head_dim_override > 0 || m.hidden % m.heads == 0,
        "hidden " + std::to_string(m.hidden) + " is not divisible by heads " + std::to_string(m.heads),
-       "heads that divide hidden");
+       "heads that divide hidden, or head_dim");
+  need(m.dense_layers <= m.layers,
+       "dense_layers " + std::to_string(m.dense_layers) + " exceed the " + std::to_string(m.layers) + " layers",
+       "at most layers");
+  need(!m.mla || m.mla_ranks.kv_lora_rank > 0, "attention: mla needs its ranks", "an mla: {kv_lora_rank, ...} section");
   need(m.kv_heads > 0 && m.heads % m.kv_heads == 0,
        "kv_heads " + std::to_string(m.kv_heads) + " does not divide heads " + std::to_string(m.heads),
        "a divisor of heads");

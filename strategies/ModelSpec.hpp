@@ -32,11 +32,26 @@ struct ModelSpec {
   bool tied_embeddings = false; ///< output projection shares the input embedding
   int experts = 1;              ///< MoE when > 1
   int top_k = 1;                ///< experts per token
+  int moe_ffn_hidden = 0;       ///< FFN width of one routed expert (0: ffn_hidden)
+  int shared_experts = 0;       ///< always-active experts of every MoE layer
+  int dense_layers = 0;         ///< leading layers with a dense MLP (DeepSeek's first_k_dense_replace)
+  bool mla = false;             ///< DeepSeek multi-head latent attention
+  struct Mla {
+    int q_lora_rank = 0;
+    int kv_lora_rank = 0;
+    int qk_rope_head_dim = 0;
+    int qk_nope_head_dim = 0;
+    int v_head_dim = 0;
+  } mla_ranks;
+  int mtp_layers = 0;           ///< multi-token-prediction modules trained with the model
+  int head_dim_override = 0;    ///< head dimension where heads * head_dim != hidden (0: hidden / heads)
   double published_params = 0;  ///< the count the authors quote (presets), 0 if unknown
   int published_digits = 0;     ///< significant digits of that figure (0: exact)
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
+  int q_dim() const { return heads * head_dim(); } ///< width of the queries (= hidden unless head_dim is set)
   int kv_dim() const { return kv_heads * head_dim(); }
+  int expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   int mlp_matrices() const { return mlp == MlpKind::swiglu ? 3 : 2; }
 
   /// Parameters of one transformer layer (all experts included).
@@ -60,8 +75,9 @@ struct ModelSpec {
 /// `presets_dir` is where preset files live; relative hf_config paths resolve from the YAML file.
 ModelSpec parse_model(const YamlNode& node, const std::string& presets_dir);
 
-/// The keys of a model mapping (and of a preset file).
+/// The keys of a model mapping (and of a preset file), and of its MLA ranks.
 const Section& model_section();
+const Section& mla_section();
 /// Reads a dimensions mapping into `m` (keys of the validation schema); absent keys keep m's.
 void read_model_fields(SectionReader& map, ModelSpec& m);
 /// Checks consistency (heads divide hidden, kv_heads divide heads, ...) with positions.

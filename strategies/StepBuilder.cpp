@@ -34,10 +34,23 @@ StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layou
   stage_ranks_.resize(static_cast<std::size_t>(p));
   position_.assign(static_cast<std::size_t>(layout.ranks()), -1);
   std::vector<std::uint32_t> simulated;
+  // Folded: the replicas (tp, cp, dp coordinates) that stage 0's representative shares its
+  // NVLink domain with, in every stage; the rest are mirrors.
+  const int tp_n = layout.size(Dim::tp), cp_n = layout.size(Dim::cp);
+  std::vector<std::uint8_t> kept;
+  if (fold_unit > 0) {
+    kept.assign(static_cast<std::size_t>(tp_n * cp_n * layout.size(Dim::dp)), 0);
+    const int home = layout.rank(0, 0, 0, 0) / fold_unit;
+    for (int r = 0; r < layout.ranks(); ++r)
+      if (layout.coord(r, Dim::pp) == 0 && r / fold_unit == home)
+        kept[static_cast<std::size_t>(layout.coord(r, Dim::tp) +
+                                      tp_n * (layout.coord(r, Dim::cp) + cp_n * layout.coord(r, Dim::dp)))] = 1;
+  }
   for (int r = 0; r < layout.ranks(); ++r) {
-    const int pp = layout.coord(r, Dim::pp);
-    if (fold_unit > 0 && r / fold_unit != layout.rank(0, 0, 0, pp) / fold_unit)
-      continue; // a mirror: not in the NVLink domain of its stage's representative
+    if (fold_unit > 0 && !kept[static_cast<std::size_t>(layout.coord(r, Dim::tp) +
+                                                        tp_n * (layout.coord(r, Dim::cp) +
+                                                                cp_n * layout.coord(r, Dim::dp)))])
+      continue; // a mirror
     auto& v = stage_ranks_[static_cast<std::size_t>(layout.coord(r, Dim::pp))];
     position_[static_cast<std::size_t>(r)] = static_cast<int>(v.size());
     v.push_back(static_cast<std::uint32_t>(r));
@@ -169,35 +182,28 @@ private:
 void PipelineDriver::plan_units()
 {
   const ModelSpec& model = cost_.model();
-  const int V = vstages();
-  // layers per virtual stage (Megatron's split; remainders to the middle stages)
-  if (t_.vpp == 1) {
-    layers_per_vstage_ = cost_.layers_per_stage();
-  } else {
-    layers_per_vstage_.assign(static_cast<std::size_t>(V), model.layers / V);
-    int rest = model.layers % V;
-    for (int i = 0; rest > 0; ++i, --rest)
-      ++layers_per_vstage_[static_cast<std::size_t>(V <= 2 ? i % V : 1 + i % (V - 2))];
-  }
+  const std::vector<VirtualStage>& stages = cost_.pipeline();
   const double t = t_.tp;
   double mlp = model.layer_mlp_params();
   double dense = model.layer_params() - mlp;
   double layer_params = dense / t + (model.experts > 1 ? mlp / (t * t_.ep) : mlp / t);
   slots_.assign(static_cast<std::size_t>(t_.pp), std::vector<Slot>(static_cast<std::size_t>(t_.vpp)));
-  std::vector<int> first_layer(static_cast<std::size_t>(V), 0);
-  for (int g = 1; g < V; ++g)
-    first_layer[static_cast<std::size_t>(g)] =
-        first_layer[static_cast<std::size_t>(g - 1)] + layers_per_vstage_[static_cast<std::size_t>(g - 1)];
+  layers_per_vstage_.clear();
+  for (const auto& v : stages)
+    layers_per_vstage_.push_back(v.layers);
   for (int s = 0; s < t_.pp; ++s) {
     auto& units = ctx_.units(s);
     for (int c = 0; c < t_.vpp; ++c) {
-      int g = c * t_.pp + s;
+      const int g = c * t_.pp + s;
+      const VirtualStage& v = stages[static_cast<std::size_t>(g)];
       Slot slot{g, static_cast<int>(units.size()), 0};
-      if (g == 0)
+      if (v.embedding)
         units.push_back({"embedding", -1, c, model.embedding_params() / t});
-      for (int l = 0; l < layers_per_vstage_[static_cast<std::size_t>(g)]; ++l)
-        units.push_back({"layer", first_layer[static_cast<std::size_t>(g)] + l, c, layer_params});
-      if (g == V - 1) {
+      for (int l = 0; l < v.layers; ++l)
+        units.push_back({"layer", v.first_layer + l, c, layer_params});
+      for (int k = 0; k < v.mtp; ++k)
+        units.push_back({"mtp", model.layers + k, c, layer_params});
+      if (v.loss) {
         double out =
             model.final_norm_params() +
             ((!model.tied_embeddings || t_.pp > 1) ? static_cast<double>(model.vocab) * model.hidden / t : 0.0);

@@ -53,9 +53,9 @@ using DataParallelRegistry = Registry<DataParallelStrategy>;
 /// Everything the emitters share while building one step.
 class StepContext {
 public:
-  /// `fold_unit` > 0: only the ranks that share the NVLink domain of their stage's
-  /// representative (tp, cp and dp coordinates 0) are emitted, domains being `fold_unit`
-  /// consecutive GPUs; 0: every rank.
+  /// `fold_unit` > 0: only the replicas (tp, cp, dp coordinates) of the ranks that share stage
+  /// 0's representative's NVLink domain (`fold_unit` consecutive GPUs) are emitted, in every
+  /// stage; 0: every rank.
   /// emitted; the other ranks mirror it (see Workload).
   StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit);
 

@@ -56,6 +56,7 @@ const Section& training_section()
           K::integer("cp", 1, 1, 1 << 16, "context-parallel degree (ring attention over sequence chunks)")
               .fixed_by_planner(),
           K::integer("ep", 1, 1, 1 << 16, "expert-parallel degree, folded inside dp*cp"),
+          K::integer("etp", 1, 1, 1 << 16, "expert tensor-parallel degree (Megatron's MoE parallel folding)"),
           K::integer("vpp", 1, 1, 1 << 10, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")
               .fixed_by_planner(),
           K::choice("pipeline_schedule", "", schedule_names(), "order of forward and backward passes on a stage")
@@ -76,6 +77,22 @@ const Section& training_section()
           K::boolean("flash_attention", false, "fused flash attention (no s x s activations, causal blocks skipped)"),
           K::choice("framework", "megatron", framework_names(),
                     "the training framework the run used; its documented kernels, buckets and overlap rules"),
+          K::string("pipeline_layout", "",
+                    "Megatron's --pipeline-model-parallel-layout: '|'-separated virtual stages of E, t, m, L "
+                    "(e.g. Et*4|(t*4|)*14tmL)")
+              .computed("the layers split evenly, the remainder to the middle stages"),
+          K::boolean("account_for_embedding_in_pipeline_split", false,
+                     "the embedding takes one layer slot of the pipeline split"),
+          K::boolean("account_for_loss_in_pipeline_split", false, "the loss takes one layer slot of the pipeline split"),
+          K::list("recompute_modules", "Megatron's selective-recompute modules (core_attn, mlp, moe_act, layernorm, "
+                                       "mla_up_proj, moe, shared_experts)"),
+          K::choice("fp8_recipe", "delayed", {"delayed", "tensorwise", "mxfp8", "blockwise"},
+                    "FP8 scaling (precision fp8): delayed or current per-tensor, 32-element blocks, 128x128 tiles"),
+          K::choice("moe_token_dispatcher", "alltoall", {"allgather", "alltoall", "deepep", "hybridep"},
+                    "how MoE tokens reach their experts"),
+          K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind another's compute"),
+          K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
+                    "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
           K::section("overlap", "training.overlap", "what communication runs behind compute"),
           K::quantity_of("bucket_size", Quantity::bytes, "", 1e3, 1e12,
                          "gradient / parameter bucket of the data-parallel strategy")
@@ -177,6 +194,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   t.pp = int_at("pp");
   t.cp = int_at("cp");
   t.ep = int_at("ep");
+  t.etp = int_at("etp");
   t.vpp = int_at("vpp");
   if (auto dp = r.integer_if("dp")) {
     t.dp = static_cast<int>(*dp);
@@ -209,6 +227,19 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   t.precision = parse_precision(r.choice("precision"));
   t.flash_attention = r.boolean("flash_attention");
   t.framework = static_cast<Framework>(index_of(framework_names(), r.choice("framework")));
+  t.pipeline_layout = r.string("pipeline_layout");
+  t.embedding_slot = r.boolean("account_for_embedding_in_pipeline_split");
+  t.loss_slot = r.boolean("account_for_loss_in_pipeline_split");
+  if (auto list = r.find("recompute_modules")) {
+    static const std::vector<std::string> modules{"core_attn", "mlp",         "moe_act", "layernorm",
+                                                  "mla_up_proj", "moe",      "shared_experts"};
+    for (const auto& item : list->items())
+      t.recompute_modules.push_back(item.as_choice(modules, "recompute module"));
+  }
+  t.fp8_recipe = r.choice("fp8_recipe");
+  t.moe_dispatcher = r.choice("moe_token_dispatcher");
+  t.moe_a2a_overlap = r.boolean("moe_a2a_overlap");
+  t.moe_load_balance = r.choice("moe_load_balance");
   read_overlap(r, t);
   if (r.has("bucket_size"))
     t.bucket_bytes = r.quantity("bucket_size");

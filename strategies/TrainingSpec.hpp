@@ -39,6 +39,7 @@ struct TrainingSpec {
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  int etp = 1; ///< expert tensor parallelism (Megatron's MoE parallel folding)
   int vpp = 1;
   Schedule schedule = Schedule::one_f_one_b;
   bool sequence_parallel = false;
@@ -49,6 +50,16 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   bool flash_attention = false;
   Framework framework = Framework::megatron;
+  /// Megatron's --pipeline-model-parallel-layout (PipelineLayout.hpp); empty: the split below.
+  std::string pipeline_layout;
+  bool embedding_slot = false; ///< account_for_embedding_in_pipeline_split
+  bool loss_slot = false;      ///< account_for_loss_in_pipeline_split
+  /// Megatron's selective-recompute modules (recompute: selective), e.g. core_attn, mlp, moe_act.
+  std::vector<std::string> recompute_modules;
+  std::string fp8_recipe = "delayed";      ///< delayed | tensorwise | mxfp8 | blockwise (precision fp8)
+  std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: allgather | alltoall | deepep | hybridep
+  bool moe_a2a_overlap = false;            ///< EP all-to-all of one micro-batch behind another's compute
+  std::string moe_load_balance = "aux_loss"; ///< force_balanced | aux_loss | dropless
   Overlap overlap;
   /// Gradient / parameter bucket; 0 = the strategy's default (DDP: PyTorch's 25 MB; ZeRO:
   /// Megatron's distributed optimizer, max(40M, 1M x dp) parameters).

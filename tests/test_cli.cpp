@@ -1,5 +1,7 @@
 // The command line as users drive it.
+#include "Suggest.hpp"
 #include "TestUtil.hpp"
+#include "TrainingSpec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -55,9 +57,7 @@ training:
   CHECK(r.out.empty());
   CHECK(r.err ==
         exp + ":6:3: unknown key 'micro_bach' in training; did you mean 'micro_batch'?; valid: " +
-            "tp, pp, dp, cp, ep, vpp, pipeline_schedule, sequence_parallel, zero, recompute, micro_batch, "
-            "global_batch, precision, flash_attention, framework, overlap, bucket_size, order, collective_algo, "
-            "state_bytes\n");
+            clustersim::join(clustersim::training_section().key_names()) + "\n");
   CHECK(entries_in(out) == 0);
 }
 

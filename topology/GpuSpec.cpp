@@ -149,7 +149,7 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   g.id = id;
   SectionReader m(node, gpu_section(), "gpu '" + id + "'");
   m.find("base"); // resolved by the caller
-  g.name = m.has("name") ? m.string("name") : over ? base->name : id;
+  g.name = m.has("name") ? m.string("name") : over ? base->name + " (as overridden)" : id;
   if (!over || m.has("sms"))
     g.sms = static_cast<int>(m.integer("sms"));
   bool present = false;

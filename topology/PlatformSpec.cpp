@@ -292,24 +292,19 @@ void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::stri
   m.finish();
 }
 
-/// node.gpu: a catalog id, an inline description, or a catalog GPU with overrides.
-GpuSpec read_node_gpu(const YamlNode& n, const GpuCatalog& gpus)
+/// node.gpu: a catalog id, an inline description, or a catalog GPU with overrides (whose id
+/// then names both: "h100-sxm5-80gb@grand-teton-h100").
+GpuSpec read_node_gpu(const YamlNode& n, const GpuCatalog& gpus, const std::string& platform)
 {
   if (n.is_scalar())
     return gpus.get(n.as_string(), n.where());
   if (!n.is_map())
     n.fail("node.gpu must be a GPU id or a mapping", "an id of platforms/gpus.yaml, or a GPU description");
-  std::string id = "custom";
   const GpuSpec* base = nullptr;
-  for (auto& [k, v] : n.entries()) {
+  for (auto& [k, v] : n.entries())
     if (k.as_string() == "base")
       base = &gpus.get(v.as_string(), v.where());
-    if (k.as_string() == "name")
-      id = v.as_string();
-  }
-  if (base && id == "custom")
-    id = base->id + "-custom";
-  GpuSpec g = read_gpu(n, id, base);
+  GpuSpec g = read_gpu(n, base ? base->id + "@" + platform : platform + "-gpu", base);
   return base ? g : gpus.with_kernel_constants(g);
 }
 
@@ -361,7 +356,7 @@ PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const 
 
   SectionReader node(top.require("node"), node_section());
   p.node.gpus = static_cast<int>(node.integer("gpus"));
-  p.node.gpu = read_node_gpu(node.require("gpu"), gpus);
+  p.node.gpu = read_node_gpu(node.require("gpu"), gpus, p.name);
   read_scale_up(node.require("scale_up"), p.node, transports);
   read_pcie(node.require("pcie"), p.node, transports);
   read_nics(node.require("nics"), p.node, transports);

@@ -24,6 +24,12 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
   j["platform"] = p.name;
   j["description"] = p.description;
   j["gpu"] = p.node.gpu.id;
+  j["gpu_name"] = p.node.gpu.name;
+  j["gpu_memory_bytes"] = p.node.gpu.hbm_bytes;
+  j["gpu_memory_bandwidth_Bps"] = p.node.gpu.hbm_bandwidth;
+  j["gpu_peak_bf16_flops"] = p.node.gpu.peak(Precision::bf16);
+  j["gpu_tdp_watts"] = p.node.gpu.tdp_watts;
+  j["gpu_power_cap_watts"] = p.node.gpu.power_cap_watts;
   j["gpus"] = f.gpus;
   j["nodes"] = f.nodes;
   j["gpus_per_node"] = p.node.gpus;
@@ -58,7 +64,16 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
     o << buf;
   };
   o << p.name << ": " << p.description << "\n";
-  line("GPUs", std::to_string(f.gpus) + " x " + p.node.gpu.id);
+  line("GPUs", std::to_string(f.gpus) + " x " + p.node.gpu.id + " (" + p.node.gpu.name + ")");
+  char gpu[256];
+  std::snprintf(gpu, sizeof gpu, "%s at %s, %s bf16, TDP %s%s", format_bytes(p.node.gpu.hbm_bytes).c_str(),
+                format_bandwidth(p.node.gpu.hbm_bandwidth).c_str(),
+                format_flop_rate(p.node.gpu.peak(Precision::bf16)).c_str(),
+                format_quantity(p.node.gpu.tdp_watts, Quantity::power).c_str(),
+                p.node.gpu.power_cap_watts > 0
+                    ? (", capped at " + format_quantity(p.node.gpu.power_cap_watts, Quantity::power)).c_str()
+                    : "");
+  line("GPU memory, peak, power", gpu);
   line("nodes", std::to_string(f.nodes) + " (" + std::to_string(p.node.gpus) + " GPUs each)");
   line("NVLink domains", std::to_string(f.domains) + " (" + std::to_string(p.gpus_per_domain()) + " GPUs each, " +
                              to_string(p.node.scale_up) + ")");

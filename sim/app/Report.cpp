@@ -32,8 +32,10 @@ std::string format_report(const RunMetrics& m)
                 m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
                 to_string(t.schedule), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
   o << buf;
-  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s\n\n", t.micro_batch, t.global_batch,
-                to_string(t.precision));
+  if (t.pp > 1)
+    o << "  layers per pipeline stage: " << m.pipeline << "\n";
+  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s, %s\n\n", t.micro_batch, t.global_batch,
+                to_string(t.precision), to_string(t.framework));
   o << buf;
   line("step time", format_time(m.step_time_s));
   line("MFU", pct(m.mfu));

@@ -80,7 +80,7 @@ const Section& budget_section()
 
 std::vector<const Section*> all_sections()
 {
-  return {&experiment_section(), &model_section(),         &cluster_section(),    &training_section(),
+  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),

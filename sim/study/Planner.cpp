@@ -101,14 +101,16 @@ double compute_bound(const CostModel& cost)
   const auto stages = cost.layers_per_stage();
   double worst = 0;
   for (std::size_t s = 0; s < stages.size(); ++s) {
-    double v = stages[s] * layer;
-    if (s == 0)
+    const int stage = static_cast<int>(s);
+    // an MTP module: a layer and the output head
+    double v = stages[s] * layer + cost.mtp_modules(stage) * (layer + l.forward + l.backward);
+    if (cost.holds_embedding(stage))
       v += e.forward + e.backward + e.recompute;
-    if (s + 1 == stages.size())
+    if (cost.holds_loss(stage))
       v += l.forward + l.backward + l.recompute;
     worst = std::max(worst, v);
   }
-  return worst * t.micro_batches();
+  return worst * static_cast<double>(t.micro_batches());
 }
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b)

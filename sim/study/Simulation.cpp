@@ -11,6 +11,7 @@
 #include "Trace.hpp"
 #include "Units.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -95,6 +96,20 @@ std::string asymmetric_call(const Workload& w, CollectiveEngine& engine, const C
   return "";
 }
 
+/// A folded step is exact only if no simulated rank shares an NVLink domain with a mirror: the
+/// first such rank's domain, or -1 (stages that do not align with domains, an NVL72 holding
+/// parts of two stages).
+int open_domain(const Workload& w, const ClusterGraph& cluster)
+{
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(cluster.domains()), 0); // 1 simulated, 2 mirror
+  for (std::uint32_t r = 0; r < w.ranks(); ++r)
+    seen[static_cast<std::size_t>(cluster.domain_of(static_cast<int>(r)))] |= w.simulated(r) ? 1 : 2;
+  for (std::size_t d = 0; d < seen.size(); ++d)
+    if (seen[d] == 3)
+      return static_cast<int>(d);
+  return -1;
+}
+
 /// The report's metrics of a simulated step.
 RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const StepPlan& plan, const ExecutionResult& res,
                       const ModeChoice& mode)
@@ -137,6 +152,8 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   Layout layout(e.training);
   m.critical_stage = layout.coord(static_cast<int>(rank), Dim::pp);
   m.memory = cost.peak_memory();
+  m.layers_per_stage = layers_per_rank(cost.pipeline(), e.training.pp);
+  m.pipeline = describe_pipeline(cost.pipeline(), e.training.pp);
   return m;
 }
 
@@ -152,12 +169,18 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
   if (mode.fold && !mode.analytic && e.mode == "auto") {
-    const std::string why = asymmetric_call(plan.workload, collectives, cluster);
+    // folding is exact only when nothing a mirror does can differ from a simulated rank
+    std::string why;
+    const std::string tree = asymmetric_call(plan.workload, collectives, cluster);
+    if (!tree.empty())
+      why = "the " + tree + " loads interior nodes more than the rest, so one node's replicas cannot stand for all";
+    else if (open_domain(plan.workload, cluster) >= 0)
+      why = "the pipeline stages do not align with the " + std::to_string(e.platform.gpus_per_domain()) +
+            "-GPU NVLink domains, so a simulated rank would share its domain with mirrors";
     if (!why.empty()) {
       mode.fold = false;
       mode.name = "full";
-      mode.reason = "every rank simulated: the " + why +
-                    " loads interior nodes more than the rest, so one node's replicas cannot stand for all";
+      mode.reason = "every rank simulated: " + why;
       plan = build_step(cost, 0);
       plan_collectives(plan.workload, collectives, e);
     }
@@ -238,7 +261,10 @@ Json to_json(const RunMetrics& m)
                  {"recompute", to_string(t.recompute)},
                  {"micro_batch", t.micro_batch},
                  {"global_batch", t.global_batch},
-                 {"precision", to_string(t.precision)}};
+                 {"precision", to_string(t.precision)},
+                 {"framework", to_string(t.framework)}};
+  if (t.pp > 1)
+    j["pipeline"] = {{"layers_per_stage", m.layers_per_stage}, {"stages", m.pipeline}};
   j["step_time_s"] = m.step_time_s;
   j["compute_s"] = m.compute_s;
   j["exposed_comm_s"] = m.exposed_comm_s;
@@ -311,6 +337,14 @@ RunMetrics metrics_from_json(const Json& j)
   m.training.sequence_parallel = l.at("sequence_parallel");
   m.training.micro_batch = l.at("micro_batch");
   m.training.global_batch = l.at("global_batch");
+  m.training.framework =
+      static_cast<Framework>(std::find(framework_names().begin(), framework_names().end(),
+                                       l.at("framework").get<std::string>()) -
+                             framework_names().begin());
+  if (j.contains("pipeline")) {
+    m.layers_per_stage = j.at("pipeline").at("layers_per_stage").get<std::vector<int>>();
+    m.pipeline = j.at("pipeline").at("stages");
+  }
   m.step_time_s = j.at("step_time_s");
   m.compute_s = j.at("compute_s");
   m.exposed_comm_s = j.at("exposed_comm_s");

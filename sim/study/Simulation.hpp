@@ -46,6 +46,8 @@ struct RunMetrics {
   double params = 0;
   Breakdown breakdown;
   int critical_stage = 0;
+  std::vector<int> layers_per_stage; ///< transformer layers of each pipeline rank
+  std::string pipeline;              ///< what each pipeline rank holds: "E 7 | 8 | ... | 7 L"
   MemoryBreakdown memory;
   ExecutionStats stats;
   std::size_t tasks = 0;
