@@ -76,14 +76,18 @@ const Section& training_section()
           K::choice("precision", "bf16", precision_names(), "number format of the GEMMs and activations"),
           K::boolean("flash_attention", false, "fused flash attention (no s x s activations, causal blocks skipped)"),
           K::choice("framework", "megatron", framework_names(),
-                    "the training framework the run used; its documented kernels, buckets and overlap rules"),
+                    "the training framework the run used; its documented kernels, buckets and overlap rules")
+              .fixed_by_planner(),
           K::string("pipeline_layout", "",
                     "Megatron's --pipeline-model-parallel-layout: '|'-separated virtual stages of E, t, m, L "
                     "(e.g. Et*4|(t*4|)*14tmL)")
-              .computed("the layers split evenly, the remainder to the middle stages"),
+              .computed("the layers split evenly, the remainder to the middle stages")
+              .fixed_by_planner(),
           K::boolean("account_for_embedding_in_pipeline_split", false,
-                     "the embedding takes one layer slot of the pipeline split"),
-          K::boolean("account_for_loss_in_pipeline_split", false, "the loss takes one layer slot of the pipeline split"),
+                     "the embedding takes one layer slot of the pipeline split")
+              .fixed_by_planner(),
+          K::boolean("account_for_loss_in_pipeline_split", false, "the loss takes one layer slot of the pipeline split")
+              .fixed_by_planner(),
           K::list("recompute_modules", "Megatron's selective-recompute modules (core_attn, mlp, moe_act, layernorm, "
                                        "mla_up_proj, moe, shared_experts)"),
           K::choice("fp8_recipe", "delayed", {"delayed", "tensorwise", "mxfp8", "blockwise"},

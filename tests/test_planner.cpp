@@ -257,3 +257,22 @@ TEST_CASE("plan output is deterministic")
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
 }
+
+TEST_CASE("plan --fixed sets the framework and the pipeline split for every candidate")
+{
+  // torchtitan applies FSDP2 to each pipeline stage; Megatron does not shard past ZeRO-1 there
+  auto j = plan_json("--model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 1 "
+                     "--fixed framework=torchtitan --fixed zero=3 --fixed pp=2");
+  REQUIRE(j["ranked"].size() == 1);
+  CHECK(j["ranked"][0]["zero"] == 3);
+  CHECK(j["ranked"][0]["pp"] == 2);
+  auto r = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 1 --fixed zero=3 "
+                   "--fixed pp=2 --json");
+  CHECK(r.exit_code == 1); // nothing to rank: every candidate breaks the framework's rule
+  auto none = nlohmann::json::parse(r.out);
+  CHECK(none["ranked"].empty());
+  CHECK(none["rejected"].contains("ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)"));
+  auto bad = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --fixed framework=jax");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("framework=jax: unknown framework 'jax'") != std::string::npos);
+}

@@ -248,6 +248,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   PlanRequest r;
   for (const auto& f : o.fixed)
     r.fixed.insert(parse_fixed(f));
+  apply_fixed_to_base(r);
   r.tokens = positive_number(o.tokens, "--tokens");
   r.model = model_argument(catalog, o.model);
   if (o.seq_given)

@@ -221,6 +221,21 @@ std::pair<std::string, std::string> parse_fixed(const std::string& text)
   return {key, value};
 }
 
+void apply_fixed_to_base(PlanRequest& r)
+{
+  for (const auto& [key, value] : r.fixed) {
+    if (key == "framework")
+      r.base.framework = static_cast<Framework>(std::find(framework_names().begin(), framework_names().end(), value) -
+                                                framework_names().begin());
+    else if (key == "pipeline_layout")
+      r.base.pipeline_layout = value;
+    else if (key == "account_for_embedding_in_pipeline_split")
+      r.base.embedding_slot = value == "true";
+    else if (key == "account_for_loss_in_pipeline_split")
+      r.base.loss_slot = value == "true";
+  }
+}
+
 std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int gpus, const TrainingSpec&)>& fn)
 {
   static const std::vector<int> micro_batches{1, 2, 4, 8};

@@ -88,6 +88,9 @@ std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const Tr
 /// The `plan --fixed KEY=VALUE` keys (training keys the table marks fixable, plus the aliases
 /// schedule, sp and mb) and the canonical value, checked against the training table.
 std::pair<std::string, std::string> parse_fixed(const std::string& text);
+/// The fixed keys the search does not enumerate (framework, pipeline_layout, the embedding and
+/// loss slots) set the template every candidate starts from.
+void apply_fixed_to_base(PlanRequest& r);
 
 class CollectiveEngine;
 /// The task graph of a layout (folded) evaluated by the Timeline with port sharing.
