@@ -49,13 +49,14 @@ void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId
 {
   while (to > from) {
     const Task& t = w.task(d);
-    if (t.kind == TaskKind::compute) {
-      b.other += to - from; // another stream's compute (not emitted by current strategies)
+    if (t.kind == TaskKind::compute && (t.stream == Stream::compute || !is_communication(t.category))) {
+      b.other += to - from; // another stream's compute
       return;
     }
     double running = std::max(from, std::min(to, r.start[d]));
     comm_slot(b, t.category) += to - running;
-    double ready = std::max(from, std::min(running, r.ready[d]));
+    // a communication stream's own kernel (torch's list-collective copies) waits for nobody
+    double ready = t.kind == TaskKind::compute ? running : std::max(from, std::min(running, r.ready[d]));
     b.bubble += running - ready;
     to = ready;
     if (to <= from)

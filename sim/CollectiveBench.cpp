@@ -54,6 +54,7 @@ double bus_factor(CollOp op, int n)
     return (d - 1) / d;
   case CollOp::broadcast:
   case CollOp::reduce:
+  case CollOp::sendrecv:
     return 1;
   }
   return 1;

@@ -114,6 +114,8 @@ ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>
   best.predicted_s = std::numeric_limits<double>::infinity();
   for (const auto& a : algos) {
     auto alg = AlgorithmRegistry::instance().make(a);
+    if (name == "auto" && !alg->nccl())
+      continue;
     for (const auto& proto : alg->protocols()) {
       if (!pinned.empty() && proto != pinned)
         continue;

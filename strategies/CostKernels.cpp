@@ -1,5 +1,7 @@
 // The time of each operation of a layer on one GPU: GEMMs by a roofline with tile and wave
-// quantization, element-wise kernels by their HBM bytes, flash attention by its executed FLOPs,
+// quantization in the precision each one runs (FP8 for the linear layers an FP8 recipe casts),
+// element-wise kernels by their HBM bytes as the framework's kernel set launches them, the FP8
+// recipe's cast kernels, flash attention by its published throughput at the layer's shape,
 // every kernel with its launch gap.
 #include "CostModel.hpp"
 
@@ -8,35 +10,55 @@
 
 namespace clustersim {
 
+Precision CostModel::compute_precision() const
+{
+  return training_.precision == Precision::fp8 ? Precision::bf16 : training_.precision;
+}
+
+Precision CostModel::linear_precision() const
+{
+  return training_.fp8() ? Precision::fp8 : compute_precision();
+}
+
+double CostModel::gemm_efficiency(double m, double n, double k, double batch, Precision p, double sms_taken) const
+{
+  const GemmMeasurement& g = gpu_.gemm_of(p);
+  // the shape's quantization lowers the derived ceiling; no shape beats the measured maximum;
+  // SMs held by other kernels leave the GEMM its share of the GPU
+  const double shape = gpu_.gemm_shape_factor(m, n, k, batch, sms_taken);
+  const double isolated = std::min(g.ceiling * shape, g.fraction * (gpu_.sms - sms_taken) / gpu_.sms);
+  return isolated * gpu_.sustained * gpu_.power_factor();
+}
+
+const TpOverlap* CostModel::tp_overlap(const std::string& pass) const
+{
+  if (!training_.overlap.tp_comm || training_.tp < 2 || !training_.sequence_parallel)
+    return nullptr;
+  const auto& m = training_.traits().tp_overlap;
+  auto it = m.find(pass);
+  return it == m.end() ? nullptr : &it->second;
+}
+
 double CostModel::gemm_efficiency(double m, double n, double k, double batch) const
 {
-  // cuBLAS-like choice among CTA tiles: the one that wastes least of the last wave, with a
-  // small discount for the less data-reusing 128x128 tile.
-  struct Tile {
-    double tm, tn, quality;
-  };
-  static const Tile tiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.95}};
-  const double sms = gpu_.sms;
-  double best = 0;
-  for (const auto& t : tiles) {
-    double count = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
-    double waves = std::ceil(count / sms);
-    double util = (m * n * batch) / (waves * sms * t.tm * t.tn);
-    best = std::max(best, t.quality * util);
-  }
-  // a short K leaves the mainloop's prologue and epilogue unamortized
-  const double k_factor = k / (k + gpu_.gemm_k_overhead);
-  return gpu_.gemm_efficiency * gpu_.sustained * best * k_factor;
+  return gemm_efficiency(m, n, k, batch, compute_precision());
+}
+
+double CostModel::gemm_seconds(double m, double n, double k, double batch, Precision p, double sms_taken) const
+{
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+    return 0;
+  const double flops = 2.0 * m * n * k * batch;
+  const double compute = flops / (gpu_.peak(p) * gemm_efficiency(m, n, k, batch, p, sms_taken));
+  // operands in the GEMM's format (FP8: one byte), the output in the activations'
+  const double in_bytes = p == Precision::fp8 ? 1.0 : element_bytes();
+  const double bytes = (in_bytes * (m * k + k * n) + element_bytes() * m * n) * batch;
+  return std::max(compute, memory_seconds(bytes));
 }
 
 double CostModel::gemm_seconds(double m, double n, double k, double batch) const
 {
-  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
-    return 0;
-  double flops = 2.0 * m * n * k * batch;
-  double compute = flops / (peak_ * gemm_efficiency(m, n, k, batch));
-  double bytes = element_bytes() * (m * k + k * n + m * n) * batch;
-  return std::max(compute, memory_seconds(bytes));
+  return gemm_seconds(m, n, k, batch, compute_precision());
 }
 
 double CostModel::memory_seconds(double bytes) const
@@ -44,175 +66,264 @@ double CostModel::memory_seconds(double bytes) const
   return bytes / (gpu_.hbm_bandwidth * gpu_.hbm_efficiency);
 }
 
-namespace {
-
-void add(BlockCost& b, std::string name, double flops, double bytes, double seconds)
+CostModel::AttentionRate CostModel::attention_rate(double head_dim, bool causal, double seq) const
 {
-  b.forward_ops.push_back(OpCost{std::move(name), flops, bytes, seconds});
-  b.forward += seconds;
+  const double peak16 = gpu_.peak(compute_precision());
+  const double scale = peak16 * gpu_.sustained * gpu_.power_factor();
+  std::string backend;
+  if (const AttentionCurve* c = gpu_.attention_curve(training_.traits().attention, &backend)) {
+    AttentionCurve::Rate r = c->at(head_dim, causal, seq);
+    return {r.forward * scale, r.backward * scale, backend};
+  }
+  return {gpu_.attention_efficiency * scale, gpu_.attention_efficiency * scale, "flat"};
 }
 
-} // namespace
-
-/// Accumulates a block's forward ops and what their backward costs. Every kernel also pays
-/// the launch gap: one per forward op; backward GEMMs are two kernels (data gradient with
-/// inner dimension N, weight gradient with inner dimension M), element-wise ops one.
+/// Accumulates a block's ops, forward and backward. Every kernel pays the launch gap.
 class CostModel::BlockBuilder {
 public:
-  BlockBuilder(const CostModel& c, BlockCost& b) : c_(c), b_(b) {}
+  BlockBuilder(const CostModel& c, BlockCost& b) : c_(c), b_(b), set_(c.training_.kernel_set()) {}
 
-  void mem(const std::string& name, double bytes)
+  /// An element-wise op of the framework's kernel set over `elements` of its tensor.
+  void elementwise(const std::string& op, double elements, double extra_bytes = 0)
   {
-    double sec = c_.memory_seconds(bytes);
-    add(b_, name, 0, bytes, sec + gap());
-    backward_ += 2 * sec + gap(); // reads the gradient and the saved input, writes a gradient
+    ElementwiseKernel k = set_.op(op);
+    if (k.forward.kernels == 0 && k.backward.kernels == 0 && k.forward.act == 0)
+      return;
+    const double e = c_.element_bytes();
+    const double fb = elements * k.forward.bytes(e) + extra_bytes;
+    const double bb = elements * k.backward.bytes(e) + extra_bytes;
+    OpCost o{op, "elementwise", to_string(c_.compute_precision()), 0, fb, 0, 0, 0,
+             static_cast<int>(k.forward.kernels + k.backward.kernels)};
+    o.forward = c_.memory_seconds(fb) + k.forward.kernels * gap();
+    o.backward = c_.memory_seconds(bb) + k.backward.kernels * gap();
+    push(o);
   }
 
-  void gemm(const std::string& name, double m, double n, double k, double batch)
+  /// A GEMM out[m x n] = in[m x k] . W[k x n] (`batch` independent ones); a linear layer runs in
+  /// the recipe's FP8 with its casts, anything else (`linear` false) in 16 bits.
+  void gemm(const std::string& name, double m, double n, double k, double batch, bool linear = true)
   {
-    double sec = c_.gemm_seconds(m, n, k, batch);
-    add(b_, name, 2 * m * n * k * batch, c_.element_bytes() * (m * k + k * n + m * n) * batch, sec + gap());
-    backward_ += c_.gemm_seconds(m, k, n, batch) + c_.gemm_seconds(k, n, m, batch) + 2 * gap();
+    const Fp8Recipe* r = linear ? c_.training_.fp8() : nullptr;
+    const Precision p = r ? Precision::fp8 : c_.compute_precision();
+    OpCost o{name, "gemm", to_string(p), 2 * m * n * k * batch, 0, 0, 0, 0, 3};
+    o.bytes = c_.element_bytes() * (m * k + k * n + m * n) * batch;
+    // a pass overlapped with TP communication runs on the SMs the communication leaves it, in
+    // chunks of the token dimension
+    const std::string pass = name == "qkv_projection" ? "qkv" : name == "output_projection" ? "proj" : name;
+    auto timed = [&](const char* suffix, double mm, double nn, double kk, bool tokens_first) {
+      const TpOverlap* ov = linear ? c_.tp_overlap(pass + suffix) : nullptr;
+      if (!ov)
+        return c_.gemm_seconds(mm, nn, kk, batch, p) + gap();
+      const int chunks = ov->splits > 0 ? ov->splits : c_.training_.tp;
+      if (tokens_first)
+        mm /= chunks;
+      else
+        kk /= chunks;
+      return chunks * (c_.gemm_seconds(mm, nn, kk, batch, p, ov->sms) + gap());
+    };
+    o.forward = timed("_fprop", m, n, k, true);
+    // backward: the data gradient (inner dimension n) and the weight gradient (inner dimension m)
+    o.backward_data = timed("_dgrad", m, k, n, true);
+    o.backward = o.backward_data + timed("_wgrad", k, n, m, false);
+    push(o);
+    if (r)
+      casts(name, *r, m * k * batch, m * n * batch, k * n * batch);
   }
 
-  /// A forward kernel whose backward the caller prices.
-  void kernel(const std::string& name, double flops, double bytes, double sec, double backward)
+  /// The attention core as one op (its forward and backward given).
+  void core(const std::string& name, double flops, double forward, double backward, int kernels)
   {
-    add(b_, name, flops, bytes, sec + gap());
-    backward_ += backward + gap();
+    OpCost o{name, "attention", to_string(c_.compute_precision()), flops, 0, forward, backward, 0, kernels};
+    push(o);
   }
 
   double gap() const { return c_.gpu_.launch_gap; }
-  double backward() const { return backward_; }
+  BlockCost& block() { return b_; }
 
 private:
+  /// FP8: the input cast (forward), the output-gradient cast (backward), the weight cast (per
+  /// step, spread over its micro-batches, or every micro-batch).
+  void casts(const std::string& name, const Fp8Recipe& r, double input, double output, double weight)
+  {
+    const double e = c_.element_bytes();
+    const double per = r.weight_per_step ? 1.0 / c_.micro_batches() : 1.0;
+    const double fb = input * r.input.bytes(e) + weight * r.weight.bytes(e) * per;
+    const double bb = output * r.grad.bytes(e);
+    OpCost o{name + "_fp8_cast", "cast", "fp8", 0, fb, 0, 0, 0,
+             static_cast<int>(r.input.kernels + r.grad.kernels + r.weight.kernels)};
+    o.forward = c_.memory_seconds(fb) + (r.input.kernels + r.weight.kernels * per) * gap();
+    o.backward = c_.memory_seconds(bb) + r.grad.kernels * gap();
+    o.backward_data = o.backward; // the output gradient is cast before the data gradient
+    push(o);
+  }
+
+  void push(const OpCost& o)
+  {
+    b_.ops.push_back(o);
+    b_.forward += o.forward;
+    b_.backward += o.backward;
+  }
+
   const CostModel& c_;
   BlockCost& b_;
-  double backward_ = 0;
+  const KernelSet& set_;
 };
+
+void CostModel::add_attention_core(BlockBuilder& k) const
+{
+  BlockCost& b = k.block();
+  const double t = training_.tp;
+  const double cp = training_.cp;
+  const double s = model_.seq_len;
+  const double s_loc = s / cp;
+  const double heads = model_.heads / t;
+  const double d = model_.head_dim();
+  const double q = model_.q_dim();
+  const double mb = training_.micro_batch;
+  const double e = element_bytes();
+  b.before_core_forward = b.forward;
+  b.before_core_backward = b.backward;
+  const double f0 = b.forward, b0 = b.backward;
+  if (!training_.flash_attention) {
+    // unfused: the s x s scores materialized, in 16 bits whatever the recipe
+    k.gemm("attention_scores", s_loc, s, d, mb * heads, false);
+    const double elems = mb * heads * s_loc * s;
+    OpCost soft{"scale_mask_softmax", "elementwise", to_string(compute_precision()), 0, 2 * elems * e, 0, 0, 0, 2};
+    soft.forward = memory_seconds(2 * elems * e) + k.gap();
+    soft.backward = memory_seconds(3 * elems * e) + k.gap();
+    b.ops.push_back(soft);
+    b.forward += soft.forward;
+    b.backward += soft.backward;
+    if (model_.bias) {
+      OpCost drop{"attention_dropout", "elementwise", to_string(compute_precision()), 0, 2 * elems * e + elems,
+                  0, 0, 0, 2};
+      drop.forward = memory_seconds(2 * elems * e + elems) + k.gap();
+      drop.backward = memory_seconds(2 * elems * e + elems) + k.gap();
+      b.ops.push_back(drop);
+      b.forward += drop.forward;
+      b.backward += drop.backward;
+    }
+    k.gemm("attention_context", s_loc, d, s, mb * heads, false);
+  } else if (training_.cp == 1) {
+    // Flash attention skips fully masked blocks: causal executes half of the query x key work;
+    // backward recomputes the scores: 2.5x the forward's FLOPs (FlashAttention-2's count)
+    const double executed = 4.0 * mb * s_loc * s * (q / t) * 0.5;
+    AttentionRate r = attention_rate(d, true, s);
+    k.core("flash_attention", executed, executed / r.forward + k.gap(), 2.5 * executed / r.backward + k.gap(), 2);
+  } else {
+    // Ring attention with causal load balancing (Megatron/TE, torch context_parallel): each
+    // rank holds chunks i and 2cp-1-i of 2cp; step 0 is causal on its own chunks, each later
+    // step one non-causal half-block ([2c x c] or [c x 2c] with c = s/2cp): cp x 2c^2 in all.
+    const double c = s / (2 * cp);
+    const double unit = 4.0 * mb * (q / t); // FLOPs per query-key pair
+    const double step_flops = unit * 2 * c * c;
+    AttentionRate diag = attention_rate(d, true, 2 * c);
+    AttentionRate half_q = attention_rate(d, false, c);   // all queries against half the keys
+    AttentionRate half_k = attention_rate(d, false, 2 * c); // half the queries against all keys
+    ElementwiseKernel fix = training_.kernel_set().op("ring_attention_step");
+    const double out_elems = mb * s_loc * q / t;
+    const double fix_f = memory_seconds(out_elems * fix.forward.bytes(e)) + fix.forward.kernels * k.gap();
+    const double fix_b = memory_seconds(out_elems * fix.backward.bytes(e)) + fix.backward.kernels * k.gap();
+    b.ring_forward.push_back(step_flops / diag.forward + k.gap());
+    b.ring_backward.push_back(2.5 * step_flops / diag.backward + k.gap());
+    for (int i = 1; i < training_.cp; ++i) {
+      const double fwd = 0.5 * (step_flops / half_q.forward + step_flops / half_k.forward);
+      const double bwd = 0.5 * (2.5 * step_flops / half_q.backward + 2.5 * step_flops / half_k.backward);
+      b.ring_forward.push_back(fwd + k.gap() + fix_f);
+      b.ring_backward.push_back(bwd + k.gap() + fix_b);
+    }
+    double fs = 0, bs = 0;
+    for (double v : b.ring_forward)
+      fs += v;
+    for (double v : b.ring_backward)
+      bs += v;
+    k.core("ring_flash_attention", step_flops * cp, fs, bs, 2 * training_.cp);
+  }
+  b.core_forward = b.forward - f0;
+  b.core_backward = b.backward - b0;
+}
 
 BlockCost CostModel::attention_block() const
 {
   BlockCost b;
-  const double e = element_bytes();
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
   const double kv = model_.kv_dim();
-  const double s = model_.seq_len;
-  const double s_loc = s / training_.cp;
-  const double heads = model_.heads / t;
-  const double d = model_.head_dim();
-  const double mb = training_.micro_batch;
+  const double q = model_.q_dim();
   // element-wise work on the residual stream is sharded by TP only with sequence parallelism
   const double resid = training_.sequence_parallel ? T / t : T;
+  const double mask = model_.bias ? resid * h : 0; // one-byte dropout masks (GPT-style models)
 
   BlockBuilder k(*this, b);
-  k.mem("input_layernorm", 2 * resid * h * e);
-  const double q = model_.q_dim();
+  k.elementwise("norm", resid * h);
   k.gemm("qkv_projection", T, (q + 2 * kv) / t, h, 1);
   if (model_.position == PositionKind::rotary)
-    k.mem("rotary_embedding", 2 * T * (h + kv) / t * e);
-
-  double core_forward = 0;
-  const double before = b.forward;
-  if (training_.flash_attention) {
-    // Flash attention skips fully masked blocks: a causal rank executes about half of its
-    // query x key work (ring attention keeps that balance across CP ranks).
-    double executed = 4.0 * mb * s_loc * s * (q / t) * 0.5;
-    double sec = executed / (peak_ * gpu_.attention_efficiency * gpu_.sustained);
-    k.kernel("flash_attention", executed, 0, sec, 2.5 * sec); // FA2 backward: 5 GEMMs for the 2 of forward
-  } else {
-    k.gemm("attention_scores", s_loc, s, d, mb * heads);
-    double elems = mb * heads * s_loc * s;
-    k.mem("scale_mask_softmax", 2 * elems * e);
-    if (model_.bias)
-      k.mem("attention_dropout", 2 * elems * e + elems);
-    k.gemm("attention_context", s_loc, d, s, mb * heads);
-  }
-  core_forward = b.forward - before;
+    k.elementwise("rotary", T * (q + kv) / t);
+  if (training_.flash_attention && model_.kv_heads < model_.heads)
+    k.elementwise("gqa_expand", T * 2 * q / t);
+  add_attention_core(k);
+  if (training_.flash_attention)
+    k.elementwise("attention_output", T * q / t);
   k.gemm("output_projection", T, h, q / t, 1);
-  k.mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
-
-  b.backward = k.backward();
-  if (training_.recompute == Recompute::full)
-    b.recompute = b.forward;
-  else if (training_.recompute == Recompute::selective && !training_.flash_attention)
-    b.recompute = core_forward;
+  k.elementwise("residual", resid * h, mask);
+  b.recompute = recompute_seconds(b, true);
   return b;
 }
 
 BlockCost CostModel::mlp_block() const
 {
   BlockCost b;
-  const double e = element_bytes();
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
   const double f = model_.experts > 1 ? model_.expert_ffn() : model_.ffn_hidden;
   const double resid = training_.sequence_parallel ? T / t : T;
-  BlockBuilder k(*this, b);
-  auto mem = [&](const std::string& name, double bytes) { k.mem(name, bytes); };
-  auto gemm = [&](const std::string& name, double m, double n, double kk, double batch) {
-    k.gemm(name, m, n, kk, batch);
-  };
-  mem("post_attention_layernorm", 2 * resid * h * e);
+  const double mask = model_.bias ? resid * h : 0;
   const bool swiglu = model_.mlp == MlpKind::swiglu;
+  BlockBuilder k(*this, b);
+  k.elementwise("norm", resid * h);
   if (model_.experts > 1) {
     const double local_experts = static_cast<double>(model_.experts) / training_.ep;
     // balanced routing: every rank processes T·top_k token-expert pairs over its local experts
     const double per_expert = T * model_.top_k / local_experts;
-    gemm("router", T, model_.experts, h, 1);
-    gemm("expert_fc1", per_expert, (swiglu ? 2 : 1) * f / t, h, local_experts);
-    mem(swiglu ? "swiglu" : "gelu", (swiglu ? 3 : 2) * T * model_.top_k * f / t * e);
-    gemm("expert_fc2", per_expert, h, f / t, local_experts);
+    k.gemm("router", T, model_.experts, h, 1, false);
+    k.gemm("expert_fc1", per_expert, (swiglu ? 2 : 1) * f / t, h, local_experts);
+    k.elementwise(swiglu ? "swiglu" : "gelu", T * model_.top_k * f / t);
+    k.gemm("expert_fc2", per_expert, h, f / t, local_experts);
   } else {
-    gemm("fc1", T, (swiglu ? 2 : 1) * f / t, h, 1);
-    mem(swiglu ? "swiglu" : "bias_gelu", (swiglu ? 3 : 2) * T * f / t * e);
-    gemm("fc2", T, h, f / t, 1);
+    k.gemm("fc1", T, (swiglu ? 2 : 1) * f / t, h, 1);
+    k.elementwise(swiglu ? "swiglu" : "gelu", T * f / t);
+    k.gemm("fc2", T, h, f / t, 1);
   }
-  mem("bias_dropout_residual", 3 * resid * h * e + resid * h);
-  b.backward = k.backward();
-  if (training_.recompute == Recompute::full)
-    b.recompute = b.forward;
+  k.elementwise("residual", resid * h, mask);
+  b.recompute = recompute_seconds(b, false);
   return b;
 }
 
 BlockCost CostModel::embedding() const
 {
   BlockCost b;
-  const double e = element_bytes();
   const double T = tokens_local();
   const double h = model_.hidden;
-  double bytes = 2 * T * h * e + (model_.position == PositionKind::learned ? 2 * T * h * e : 0);
   BlockBuilder k(*this, b);
-  k.mem("embedding_lookup", bytes); // backward: scatter-add of token gradients into the table
-  b.backward = k.backward();
+  // lookup (+ learned positions); backward: scatter-add of token gradients into the table
+  k.elementwise("embedding", T * h * (model_.position == PositionKind::learned ? 2 : 1));
   return b;
 }
 
 BlockCost CostModel::logits() const
 {
   BlockCost b;
-  const double e = element_bytes();
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
   const double v = model_.vocab;
   const double resid = training_.sequence_parallel ? T / t : T;
   BlockBuilder k(*this, b);
-  k.mem("final_layernorm", 2 * resid * h * e);
-  k.gemm("output_projection", T, v / t, h, 1);
-  // Megatron's vocab-parallel cross-entropy over fp32 logits, pass by pass (bytes per logit):
-  // cast to fp32 (read e, write 4), max (4), subtract the max (8), exp (8), sum (4), divide
-  // (8); backward: scale by the incoming gradient (8), cast back (4 + e). Six kernels, two.
-  const double logits = T * v / t;
-  const double ce_forward = logits * (e + 4 + 4 + 8 + 8 + 4 + 8);
-  const double ce_backward = logits * (8 + 4 + e);
-  for (int pass = 0; pass < 5; ++pass)
-    k.kernel("cross_entropy_pass", 0, 0, 0, 0); // the launch gaps of the extra passes
-  k.kernel("cross_entropy", 0, ce_forward, memory_seconds(ce_forward), memory_seconds(ce_backward));
-  b.backward = k.backward();
+  k.elementwise("norm", resid * h);
+  k.gemm("output_projection", T, v / t, h, 1, training_.traits().fp8_output_layer);
+  k.elementwise("cross_entropy", T * v / t);
   return b;
 }
 
@@ -220,7 +331,8 @@ double CostModel::optimizer_seconds(double params) const
 {
   // fused Adam: read and write master weights and both moments, read the gradient, write the
   // working copy of the weights
-  double bytes = params * (2 * training_.optimizer_state_bytes + training_.grad_state_bytes + training_.weight_state_bytes);
+  const StateBytes st = training_.states();
+  double bytes = params * (2 * st.optimizer + st.grads + st.weights);
   return memory_seconds(bytes);
 }
 

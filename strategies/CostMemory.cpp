@@ -67,20 +67,26 @@ double CostModel::stage_params(int stage) const
   return p;
 }
 
-MemoryBreakdown CostModel::memory(int stage) const
-{
-  MemoryBreakdown m;
-  m.stage = stage;
-  const double params = stage_params(stage);
-  const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
-  const int z = training_.zero;
-  m.weights = params * training_.weight_state_bytes / (z >= 3 ? dp : 1.0);
-  m.grads = params * training_.grad_state_bytes / (z >= 2 ? dp : 1.0);
-  m.optimizer = params * training_.optimizer_state_bytes / (z >= 1 ? dp : 1.0);
+namespace {
 
+/// The largest parameter unit of a stage (what ZeRO-3 / FSDP gathers at once).
+double largest_unit(const CostModel& c, int stage)
+{
+  const double layers = c.layers_per_stage()[static_cast<std::size_t>(stage)];
+  return layers > 0 ? (c.stage_params(stage) - (c.holds_embedding(stage) ? c.model().embedding_params() / c.training().tp : 0)) / layers
+                    : c.stage_params(stage);
+}
+
+} // namespace
+
+double CostModel::layer_activation_bytes() const
+{
   // Activations per layer per micro-batch (Korthikanti et al. 2022, generalised to GQA,
-  // SwiGLU and no-dropout models; 16-bit activations, 1-byte dropout masks).
+  // SwiGLU and no-dropout models; 16-bit activations, 1-byte dropout masks). Under an FP8
+  // recipe the linear layers keep their FP8 input instead of the 16-bit one.
   const double e = element_bytes();
+  const Fp8Recipe* fp8 = training_.fp8();
+  const double lin = fp8 ? fp8->saved_bytes : e; // a linear layer's saved input, per element
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
@@ -88,26 +94,49 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double f = model_.experts > 1 ? static_cast<double>(model_.expert_ffn()) * model_.top_k : model_.ffn_hidden;
   const double a = model_.heads;
   const double s = model_.seq_len;
+  const double q = model_.q_dim();
   const double sp = training_.sequence_parallel ? t : 1.0;
   const bool dropout = model_.bias; // GPT-style models train with dropout; Llama-style without
   const double mask = dropout ? 1.0 : 0.0;
-  // replicated across TP unless sequence parallel: LN inputs, QKV and FC1 inputs, residual masks
-  double shared = T * h * (4 * e + 2 * mask) / sp;
-  // sharded by TP: Q, K, V, projection input, FC1 output, activation output
-  const double q = model_.q_dim();
-  double sharded = T * (e * q + 2 * e * kv + e * q) / t;
-  double fc1_out = (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t;
-  double act_out = T * f * e / t;
-  sharded += fc1_out + act_out;
+  if (training_.recompute == Recompute::full)
+    return T * h * e / sp; // only each layer's input is kept
+  if (training_.recompute == Recompute::selective && training_.traits().selective == "op") {
+    // torch selective checkpointing: the layer's input, the saved matmul outputs, the attention
+    // output and its softmax statistics
+    double lse = training_.flash_attention ? training_.micro_batch * a * (s / training_.cp) * 4.0 / t : 0.0;
+    return T * h * e / sp + T * sac_saved_width() * e / t + T * q * e / t + lse;
+  }
+  // replicated across TP unless sequence parallel: the two norm inputs, the QKV and FC1 inputs
+  // (the norms' outputs), the residual dropout masks
+  double shared = T * h * (2 * e + 2 * lin + 2 * mask) / sp;
+  // sharded by TP: Q, K, V, the projection's input, FC1's output, the activation's output
+  double sharded = T * (e * q + 2 * e * kv + lin * q) / t;
+  sharded += (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t + T * f * lin / t;
   // attention matrix: softmax output, dropout mask and dropout output (a·s² per sequence)
   double core = 0;
-  if (!training_.flash_attention && training_.recompute == Recompute::none)
+  if (!training_.flash_attention && !recomputes("core_attn"))
     core = training_.micro_batch * a * (s / training_.cp) * s * (e + mask + (dropout ? e : 0)) / t;
   else if (training_.flash_attention)
     core = training_.micro_batch * a * (s / training_.cp) * 4.0 / t; // softmax statistics, fp32
-  double per_layer = shared + sharded + core;
-  if (training_.recompute == Recompute::full)
-    per_layer = 2 * T * h * e / sp; // only each layer's input is kept
+  return shared + sharded + core;
+}
+
+MemoryBreakdown CostModel::memory(int stage) const
+{
+  MemoryBreakdown m;
+  m.stage = stage;
+  const double params = stage_params(stage);
+  const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
+  const int z = training_.zero;
+  const StateBytes st = training_.states();
+  m.weights = params * st.weights / (z >= 3 ? dp : 1.0);
+  m.grads = params * st.grads / (z >= 2 ? dp : 1.0);
+  m.optimizer = params * st.optimizer / (z >= 1 ? dp : 1.0);
+  const double e = element_bytes();
+  const double t = training_.tp;
+  const double T = tokens_local();
+  const double h = model_.hidden;
+  const double sp = training_.sequence_parallel ? t : 1.0;
 
   // micro-batches in flight on this stage: the schedule's rule (one without pipelining)
   const int p = training_.pp;
@@ -116,17 +145,39 @@ MemoryBreakdown CostModel::memory(int stage) const
       p > 1 ? ScheduleRegistry::instance().shared(to_string(training_.schedule)).in_flight(stage, p, mcount, training_.vpp)
             : 1.0;
   const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
-  m.activations = per_layer * layers * in_flight;
+  m.activations = layer_activation_bytes() * layers * in_flight;
   // the layer being recomputed in backward holds its full activations once more
-  if (training_.recompute == Recompute::full)
-    m.activations += shared + sharded + core;
+  if (training_.recompute == Recompute::full ||
+      (training_.recompute == Recompute::selective && training_.traits().selective == "op")) {
+    TrainingSpec whole = training_;
+    whole.recompute = Recompute::none;
+    m.activations += CostModel(model_, whole, gpu_).layer_activation_bytes();
+  }
   const bool last = holds_loss(stage);
   const bool first = holds_embedding(stage);
   if (first)
     m.activations += T * h * e / sp * in_flight; // embedding output
-  // buffers: fp32 logits + their gradient on the last stage, DDP bucket pair elsewhere
-  double logits_ws = last ? T * model_.vocab / t * 4.0 * 2 : 0.0;
-  double buckets = training_.dp > 1 ? 2 * (training_.bucket_bytes > 0 ? training_.bucket_bytes : 25e6) : 0.0;
+  // buffers: the logits (16-bit), their fp32 copy and gradient on the last stage
+  double logits_ws = last ? T * model_.vocab / t * (e + 8.0) : 0.0;
+  const FrameworkTraits& f = training_.traits();
+  const double grad_bytes = f.grad_reduce(training_.precision);
+  double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
+                                             : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;
+  double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, params * grad_bytes) : 0.0;
+  if (z >= 3 && dp > 1) {
+    // gathered parameters: the unit computing and those prefetched, its unsharded gradient
+    const ShardedTraits& sh = f.sharded;
+    const double unit = largest_unit(*this, stage);
+    const double ahead = sh.per_tensor ? sh.prefetch_params : unit * sh.prefetch_units;
+    const bool keep = !sh.reshard_after_forward || (p > 1 && sh.keep_with_pipeline);
+    // kept over the step: every unsharded parameter of the stage and its gradient, accumulated
+    // unsharded until the last micro-batch reduces it
+    buckets = keep ? params * (e + (p > 1 && sh.keep_with_pipeline ? grad_bytes : 0.0)) : (unit + ahead) * e;
+    buckets += unit * (e + grad_bytes);
+  }
+  // FP8 weight copies (the recipe's cached casts) of the linear layers
+  if (const Fp8Recipe* r = training_.fp8())
+    buckets += layers * (model_.layer_params() / t) * r->weight_copy_bytes / (z >= 3 ? dp : 1.0);
   m.buffers = logits_ws + buckets;
   // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation
   const double runtime = 1.5 * 1024.0 * 1024.0 * 1024.0;

@@ -17,6 +17,11 @@ double CostModel::element_bytes() const
   return training_.precision == Precision::fp32 || training_.precision == Precision::tf32 ? 4.0 : 2.0;
 }
 
+double CostModel::micro_batches() const
+{
+  return std::max<double>(1.0, static_cast<double>(training_.micro_batches()));
+}
+
 double CostModel::tokens_local() const
 {
   return static_cast<double>(training_.micro_batch) * model_.seq_len / training_.cp;

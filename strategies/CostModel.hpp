@@ -24,12 +24,18 @@
 
 namespace clustersim {
 
-/// One priced operation (per micro-batch, per rank).
+/// One priced kernel (or group of kernels) of a block, per micro-batch, per rank.
 struct OpCost {
   std::string name;
-  double flops = 0;   ///< executed FLOPs
-  double bytes = 0;   ///< HBM bytes moved
-  double seconds = 0; ///< time on the GPU
+  std::string kind;      ///< gemm | attention | elementwise | cast
+  std::string precision; ///< the number format it computes in ("bf16", "fp8"; memory-bound ops: the activations')
+  double flops = 0;      ///< executed FLOPs, forward
+  double bytes = 0;      ///< HBM bytes moved, forward
+  double forward = 0;    ///< seconds, forward (launch gaps included)
+  double backward = 0;   ///< seconds, backward
+  double recompute = 0;  ///< seconds redone in backward by the recompute policy
+  int kernels = 0;       ///< kernels launched, forward + backward
+  double backward_data = 0; ///< of `backward`, the data gradient (GEMMs; the rest is the weight gradient)
 };
 
 /// Times of one part of the network for one micro-batch on one rank.
@@ -37,7 +43,15 @@ struct BlockCost {
   double forward = 0;
   double backward = 0;
   double recompute = 0; ///< extra forward work redone in backward (recompute policy)
-  std::vector<OpCost> forward_ops;
+  std::vector<OpCost> ops;
+  /// The attention core within forward/backward (context parallelism splits it into ring steps).
+  double core_forward = 0;
+  double core_backward = 0;
+  /// Context parallelism: the core's time per ring step (cp steps), and the ops before it.
+  std::vector<double> ring_forward;
+  std::vector<double> ring_backward;
+  double before_core_forward = 0;  ///< forward of the ops before the attention core
+  double before_core_backward = 0; ///< their backward
 };
 
 /// Memory held by one GPU at its peak, in bytes.
@@ -80,9 +94,28 @@ public:
   /// Optimizer step over `params` parameters held by this rank.
   double optimizer_seconds(double params) const;
 
+  /// A GEMM in `p` (default: the 16-bit format of the training precision).
   double gemm_seconds(double m, double n, double k, double batch = 1) const;
+  /// `sms_taken`: SMs held by overlapped communication kernels meanwhile.
+  double gemm_seconds(double m, double n, double k, double batch, Precision p, double sms_taken = 0) const;
+  /// Achieved fraction of the peak of `p` for this shape, in training (sustained, power cap).
   double gemm_efficiency(double m, double n, double k, double batch = 1) const;
+  double gemm_efficiency(double m, double n, double k, double batch, Precision p, double sms_taken = 0) const;
+  /// A GEMM pass overlapped with its tensor-parallel communication (overlap.tp_comm with
+  /// sequence parallelism): the framework's TpOverlap for it, or null.
+  const TpOverlap* tp_overlap(const std::string& pass) const;
   double memory_seconds(double bytes) const;
+  /// Flash attention's forward and backward throughput in training, FLOP/s (executed FLOPs),
+  /// at this head dim, mask and key length; the backend the framework prefers on this GPU.
+  struct AttentionRate {
+    double forward = 0;
+    double backward = 0;
+    std::string backend; ///< cudnn | fa2 | fa3 | flat
+  };
+  AttentionRate attention_rate(double head_dim, bool causal, double seq) const;
+  /// The number format of the linear layers' GEMMs (fp8 under an FP8 recipe) and of the rest.
+  Precision linear_precision() const;
+  Precision compute_precision() const; ///< 16-bit (or 32-bit) format of everything not cast to FP8
 
   // --- communication volumes, bytes per rank ---
   /// One TP collective's buffer per layer per micro-batch (the b·s·h activation).
@@ -101,12 +134,30 @@ public:
   int mtp_modules(int stage) const;
   double stage_params(int stage) const; ///< after TP and EP sharding, before ZeRO
   MemoryBreakdown memory(int stage) const;
+  /// Activations one transformer layer keeps for backward, per micro-batch.
+  double layer_activation_bytes() const;
   MemoryBreakdown peak_memory() const; ///< the stage with the largest peak
 
   double element_bytes() const; ///< activations / weights (2 for bf16/fp16/fp8 mixed precision)
 
+  // --- recomputation ---
+  /// Selective recompute as Megatron runs it: whether `module` (core_attn, mlp, layernorm,
+  /// moe_act, ...) is recomputed (recompute_modules, default core_attn).
+  bool recomputes(const std::string& module) const;
+  /// Selective recompute as torch's selective activation checkpointing runs it (framework
+  /// property selective_recompute: op): the layer's matmuls in order (q, k, v, o, then the MLP's),
+  /// every other one saved, the others recomputed. The share of a GEMM op's output that is
+  /// recomputed, and the width per token of the saved matmul outputs.
+  double sac_recomputed_share(const std::string& gemm) const;
+  double sac_saved_width() const;
+  /// Forward seconds of a block the recompute policy redoes in backward.
+  double recompute_seconds(const BlockCost& b, bool attention) const;
+  /// Micro-batches per pipeline per step (at least 1): what per-step work is spread over.
+  double micro_batches() const;
+
 private:
   class BlockBuilder;
+  void add_attention_core(BlockBuilder& k) const;
   double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
   ModelSpec model_;
   TrainingSpec training_;

@@ -22,6 +22,46 @@ PerPos single(const std::vector<TaskId>& tasks)
   return p;
 }
 
+namespace {
+
+bool column_gemm(const std::string& n) { return n == "qkv_projection" || n == "fc1" || n == "expert_fc1"; }
+bool row_gemm(const std::string& n) { return n == "output_projection" || n == "fc2" || n == "expert_fc2"; }
+
+} // namespace
+
+LayerEmitter::Parts LayerEmitter::parts_of(const BlockCost& b)
+{
+  // where each op falls: before the column-parallel GEMM, that GEMM (with its FP8 cast, pushed
+  // right after it), between, the row-parallel GEMM, after
+  Parts p;
+  int where = 0;
+  double f[5] = {0, 0, 0, 0, 0};
+  double bw[5] = {0, 0, 0, 0, 0};
+  for (const auto& o : b.ops) {
+    if (o.kind == "gemm" && column_gemm(o.name))
+      where = 1;
+    else if (o.kind == "gemm" && row_gemm(o.name))
+      where = 3;
+    else if (o.kind != "cast" && (where == 1 || where == 3))
+      ++where;
+    f[where] += o.forward;
+    bw[where] += o.backward;
+    if (where == 1)
+      p.col_data += o.kind == "gemm" ? o.backward_data : o.backward;
+  }
+  p.pre = f[0];
+  p.col = f[1];
+  p.mid = f[2];
+  p.row = f[3];
+  p.post = f[4];
+  p.bpre = bw[0];
+  p.col_weight = bw[1] - p.col_data;
+  p.bmid = bw[2];
+  p.brow = bw[3];
+  p.bpost = bw[4];
+  return p;
+}
+
 LayerEmitter::LayerEmitter(StepContext& ctx, DataParallelStrategy& dp)
     : ctx_(ctx), cost_(ctx.cost()), t_(ctx.training()), w_(ctx.workload()), dp_(dp)
 {
@@ -47,6 +87,50 @@ PerPos LayerEmitter::tp_post(int stage, CollOp op, int layer, int mb, const std:
   return after;
 }
 
+std::vector<TaskId> LayerEmitter::ring(int stage, const std::vector<double>& steps, double bytes,
+                                       const Workload::Label& label, std::vector<TaskId> last)
+{
+  const bool backward = label.category == Category::backward;
+  const auto& cp_groups = ctx_.groups(stage, Dim::cp);
+  if (t_.traits().cp_all_gather) {
+    // every rank's K/V gathered before the steps (and dK/dV reduce-scattered after them in
+    // backward): the steps then run back to back
+    Workload::Label l{Category::cp_comm, "cp_kv_all_gather", label.layer, label.micro_batch};
+    auto ag = ctx_.collective(stage, cp_groups, CollOp::all_gather, cost_.cp_message_bytes() * t_.cp, Stream::cp, l,
+                              single(last));
+    PerPos deps = single(last);
+    append(deps, ag);
+    for (double sec : steps) {
+      last = ctx_.compute(stage, sec, label, deps);
+      deps = single(last);
+    }
+    if (!backward)
+      return last;
+    Workload::Label l2{Category::cp_comm, "cp_dkv_reduce_scatter", label.layer, label.micro_batch};
+    auto rs = ctx_.collective(stage, cp_groups, CollOp::reduce_scatter, cost_.cp_message_bytes() * t_.cp, Stream::cp,
+                              l2, single(last));
+    PerPos after = single(last);
+    append(after, rs);
+    return ctx_.compute(stage, 0, label, after);
+  }
+  Workload::Label l{Category::cp_comm, backward ? "cp_kv_dkv_exchange" : "cp_kv_exchange", label.layer,
+                    label.micro_batch};
+  std::vector<TaskId> arrived;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    PerPos deps = single(last);
+    // the exchange feeding step i + 1 runs while step i computes
+    std::vector<TaskId> next;
+    if (i + 1 < steps.size())
+      next = ctx_.collective(stage, cp_groups, CollOp::sendrecv, bytes, Stream::cp, l,
+                             arrived.empty() ? single(last) : single(arrived));
+    if (!arrived.empty())
+      append(deps, arrived);
+    last = ctx_.compute(stage, steps[i], label, deps);
+    arrived = next;
+  }
+  return last;
+}
+
 PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps,
                               Category cat)
 {
@@ -55,20 +139,28 @@ PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention
   const bool overlap = sp && t_.overlap.tp_comm;
   const char* name = attention ? (cat == Category::recompute ? "attention_recompute" : "attention_forward")
                                : (cat == Category::recompute ? "mlp_recompute" : "mlp_forward");
+  if (overlap)
+    return overlapped_forward(stage, b, attention, layer, mb, deps, cat, name);
   PerPos cdeps = deps;
   PerPos extra(deps.size());
   if (sp) {
     Workload::Label l{Category::tp_comm, "tp_all_gather", layer, mb};
-    auto ag = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                              Stream::tp, l, deps);
-    if (overlap)
-      append(extra, ag);
-    else
-      cdeps = single(ag);
+    cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
+                                   Stream::tp, l, deps));
   }
-  auto c = ctx_.compute(stage, b.forward, {cat, name, layer, mb}, cdeps);
-  if (attention && t_.cp > 1) {
-    // ring attention: K/V chunks circulate over the CP ranks while attention computes
+  std::vector<TaskId> c;
+  if (attention && !b.ring_forward.empty()) {
+    // ring attention: the ops before the core, then one task per ring step, each waiting for
+    // the K/V chunk the previous step's exchange brought, then the ops after the core
+    const double post = b.forward - b.before_core_forward - b.core_forward;
+    c = ctx_.compute(stage, b.before_core_forward, {cat, name, layer, mb}, cdeps);
+    c = ring(stage, b.ring_forward, cost_.cp_message_bytes(), {cat, name, layer, mb}, c);
+    c = ctx_.compute(stage, post, {cat, name, layer, mb}, single(c));
+  } else {
+    c = ctx_.compute(stage, b.forward, {cat, name, layer, mb}, cdeps);
+  }
+  if (attention && t_.cp > 1 && b.ring_forward.empty()) {
+    // without flash attention: the K/V chunks all-gathered while attention computes
     Workload::Label l{Category::cp_comm, "cp_kv_exchange", layer, mb};
     auto kv = ctx_.collective(stage, ctx_.groups(stage, Dim::cp), CollOp::all_gather, cost_.cp_message_bytes() * t_.cp,
                               Stream::cp, l, cdeps);
@@ -90,24 +182,31 @@ PerPos LayerEmitter::block_backward(int stage, const BlockCost& b, bool attentio
   const bool sp = tp && t_.sequence_parallel;
   const bool overlap = sp && t_.overlap.tp_comm;
   const char* name = attention ? "attention_backward" : "mlp_backward";
+  if (overlap)
+    return overlapped_backward(stage, b, attention, layer, mb, deps, name);
   PerPos cdeps = deps;
   PerPos extra(deps.size());
   if (sp) {
     // backward of the forward reduce-scatter: gather the output gradient
     Workload::Label l{Category::tp_comm, "tp_all_gather", layer, mb};
-    auto ag = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
-                              Stream::tp, l, deps);
-    if (overlap)
-      append(extra, ag);
-    else
-      cdeps = single(ag);
+    cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
+                                   Stream::tp, l, deps));
     // re-gather of the input for the weight gradient, overlapped with the data-gradient GEMM
     Workload::Label l2{Category::tp_comm, "tp_all_gather_input", layer, mb};
     auto ag2 = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
                                Stream::tp, l2, deps);
     append(extra, ag2);
   }
-  if (attention && t_.cp > 1) {
+  double rest = b.backward;
+  if (attention && !b.ring_forward.empty()) {
+    // backward of the ops after the core, then the ring again: each step needs the K/V chunk
+    // and passes on the accumulated dK/dV; the ops before the core are what is left
+    const double post = b.backward - b.before_core_backward - b.core_backward;
+    auto c = ctx_.compute(stage, post, {Category::backward, name, layer, mb}, cdeps);
+    c = ring(stage, b.ring_backward, 2 * cost_.cp_message_bytes(), {Category::backward, name, layer, mb}, c);
+    cdeps = single(c);
+    rest = b.before_core_backward;
+  } else if (attention && t_.cp > 1) {
     Workload::Label l{Category::cp_comm, "cp_kv_exchange", layer, mb};
     auto kv = ctx_.collective(stage, ctx_.groups(stage, Dim::cp), CollOp::all_gather, cost_.cp_message_bytes() * t_.cp,
                               Stream::cp, l, cdeps);
@@ -119,25 +218,98 @@ PerPos LayerEmitter::block_backward(int stage, const BlockCost& b, bool attentio
   }
   PerPos after;
   if (!tp) {
-    after = single(ctx_.compute(stage, b.backward, {Category::backward, name, layer, mb}, cdeps));
+    after = single(ctx_.compute(stage, rest, {Category::backward, name, layer, mb}, cdeps));
   } else if (sp) {
     // Korthikanti et al. 2022: the input-gradient reduce-scatter overlaps the weight-gradient
     // GEMM; split backward into the data-gradient half and the weight-gradient half.
-    auto dgrad = ctx_.compute(stage, 0.5 * b.backward, {Category::backward, name, layer, mb}, cdeps);
+    auto dgrad = ctx_.compute(stage, 0.5 * rest, {Category::backward, name, layer, mb}, cdeps);
     Workload::Label l{Category::tp_comm, "tp_reduce_scatter", layer, mb};
     auto rs = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::reduce_scatter, cost_.tp_message_bytes(),
                               Stream::tp, l, overlap ? cdeps : single(dgrad));
-    auto wgrad = ctx_.compute(stage, 0.5 * b.backward, {Category::backward, name, layer, mb}, {});
+    auto wgrad = ctx_.compute(stage, 0.5 * rest, {Category::backward, name, layer, mb}, {});
     after = single(rs);
     append(after, wgrad);
   } else {
     // Megatron 2020-21: the input-gradient all-reduce follows the whole backward of the block
-    auto c = ctx_.compute(stage, b.backward, {Category::backward, name, layer, mb}, cdeps);
+    auto c = ctx_.compute(stage, rest, {Category::backward, name, layer, mb}, cdeps);
     after = tp_post(stage, CollOp::all_reduce, layer, mb, c, cdeps, Category::backward);
   }
   for (std::size_t i = 0; i < after.size(); ++i)
     after[i].insert(after[i].end(), extra[i].begin(), extra[i].end());
   return after;
+}
+
+std::vector<TaskId> LayerEmitter::middle(int stage, const BlockCost& b, const Parts& p, bool forward,
+                                         const Workload::Label& label, const PerPos& deps)
+{
+  // the ops between the two GEMMs; with ring attention, split around the ring's steps
+  if (b.ring_forward.empty())
+    return ctx_.compute(stage, forward ? p.mid : p.bmid, label, deps);
+  if (forward) {
+    const double before = b.before_core_forward - p.pre - p.col;
+    auto c = ctx_.compute(stage, before, label, deps);
+    c = ring(stage, b.ring_forward, cost_.cp_message_bytes(), label, c);
+    return ctx_.compute(stage, p.mid - before - b.core_forward, label, single(c));
+  }
+  const double after = b.backward - b.before_core_backward - b.core_backward - p.brow - p.bpost;
+  auto c = ctx_.compute(stage, after, label, deps);
+  c = ring(stage, b.ring_backward, 2 * cost_.cp_message_bytes(), label, c);
+  return ctx_.compute(stage, p.bmid - after - b.core_backward, label, single(c));
+}
+
+PerPos LayerEmitter::overlapped_forward(int stage, const BlockCost& b, bool attention, int layer, int mb,
+                                        const PerPos& deps, Category cat, const char* name)
+{
+  // Sequence parallelism with overlap.tp_comm (TE userbuffers, torch async TP): the all-gather
+  // of the norm's output runs under the column-parallel GEMM that consumes it, the
+  // reduce-scatter under the row-parallel GEMM that produces it; nothing else hides them
+  (void)attention;
+  const Parts p = parts_of(b);
+  const Workload::Label label{cat, name, layer, mb};
+  const auto& tp_groups = ctx_.groups(stage, Dim::tp);
+  auto pre = ctx_.compute(stage, p.pre, label, deps);
+  auto ag = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
+                            {Category::tp_comm, "tp_all_gather", layer, mb}, single(pre));
+  auto col = ctx_.compute(stage, p.col, label, single(pre));
+  PerPos mdeps = single(col);
+  append(mdeps, ag);
+  auto mid = middle(stage, b, p, true, label, mdeps);
+  auto rs = ctx_.collective(stage, tp_groups, CollOp::reduce_scatter, cost_.tp_message_bytes(), Stream::tp,
+                            {Category::tp_comm, "tp_reduce_scatter", layer, mb}, single(mid));
+  auto row = ctx_.compute(stage, p.row, label, single(mid));
+  PerPos pdeps = single(row);
+  append(pdeps, rs);
+  return single(ctx_.compute(stage, p.post, label, pdeps));
+}
+
+PerPos LayerEmitter::overlapped_backward(int stage, const BlockCost& b, bool attention, int layer, int mb,
+                                         const PerPos& deps, const char* name)
+{
+  // backward of the same: the output gradient's all-gather under the row-parallel GEMM's data
+  // gradient, the input's re-gather under the column-parallel data gradient, the input
+  // gradient's reduce-scatter under its weight gradient
+  (void)attention;
+  const Parts p = parts_of(b);
+  const Workload::Label label{Category::backward, name, layer, mb};
+  const auto& tp_groups = ctx_.groups(stage, Dim::tp);
+  auto post = ctx_.compute(stage, p.bpost, label, deps);
+  auto ag = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
+                            {Category::tp_comm, "tp_all_gather", layer, mb}, single(post));
+  auto row = ctx_.compute(stage, p.brow, label, single(post));
+  PerPos mdeps = single(row);
+  append(mdeps, ag);
+  auto mid = middle(stage, b, p, false, label, mdeps);
+  auto regather = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
+                                  {Category::tp_comm, "tp_all_gather_input", layer, mb}, single(mid));
+  auto dgrad = ctx_.compute(stage, p.col_data, label, single(mid));
+  auto rs = ctx_.collective(stage, tp_groups, CollOp::reduce_scatter, cost_.tp_message_bytes(), Stream::tp,
+                            {Category::tp_comm, "tp_reduce_scatter", layer, mb}, single(dgrad));
+  PerPos wdeps = single(dgrad);
+  append(wdeps, regather);
+  auto wgrad = ctx_.compute(stage, p.col_weight, label, wdeps);
+  PerPos pdeps = single(wgrad);
+  append(pdeps, rs);
+  return single(ctx_.compute(stage, p.bpre, label, pdeps));
 }
 
 PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool recompute)

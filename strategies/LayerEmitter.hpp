@@ -32,8 +32,24 @@ public:
   Backward backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb);
 
 private:
+  /// A block's forward and backward seconds in the parts tensor parallelism cuts it into.
+  struct Parts {
+    double pre = 0, col = 0, mid = 0, row = 0, post = 0;
+    double bpre = 0, col_data = 0, col_weight = 0, bmid = 0, brow = 0, bpost = 0;
+  };
+  static Parts parts_of(const BlockCost& b);
+  std::vector<TaskId> middle(int stage, const BlockCost& b, const Parts& p, bool forward, const Workload::Label& label,
+                             const PerPos& deps);
+  PerPos overlapped_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, const PerPos& deps,
+                            Category cat, const char* name);
+  PerPos overlapped_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, const PerPos& deps,
+                             const char* name);
   PerPos block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps, Category cat);
   PerPos block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps);
+  /// Ring attention's steps after `last`: step i + 1 waits for the exchange of `bytes` that ran
+  /// under step i; returns the last step's tasks.
+  std::vector<TaskId> ring(int stage, const std::vector<double>& steps, double bytes, const Workload::Label& label,
+                           std::vector<TaskId> last);
   PerPos tp_post(int stage, CollOp op, int layer, int mb, const std::vector<TaskId>& src, const PerPos& concurrent_deps,
                  Category cat);
 

@@ -30,6 +30,39 @@ double ModelSpec::layer_params() const
   return qkv + out + attn_bias + norms + layer_mlp_params();
 }
 
+std::vector<double> ModelSpec::layer_tensors() const
+{
+  const double h = hidden;
+  const double q = q_dim();
+  const double kv = kv_dim();
+  const double f = experts > 1 ? expert_ffn() : ffn_hidden;
+  std::vector<double> t;
+  auto norm_ = [&] {
+    t.push_back(h);
+    if (norm == NormKind::layernorm)
+      t.push_back(h);
+  };
+  norm_();
+  t.push_back(h * (q + 2 * kv));
+  if (bias)
+    t.push_back(q + 2 * kv);
+  t.push_back(q * h);
+  if (bias)
+    t.push_back(h);
+  norm_();
+  for (int e = 0; e < experts; ++e) {
+    t.push_back(h * f * (mlp == MlpKind::swiglu ? 2 : 1));
+    if (bias)
+      t.push_back(f * (mlp == MlpKind::swiglu ? 2 : 1));
+    t.push_back(f * h);
+    if (bias)
+      t.push_back(h);
+  }
+  if (experts > 1)
+    t.push_back(h * experts);
+  return t;
+}
+
 double ModelSpec::embedding_params() const
 {
   double e = static_cast<double>(vocab) * hidden;
@@ -103,9 +136,12 @@ const Section& model_section()
               .computed("from the preset, else required")
               .counts("tokens"),
           K::choice("mlp", "gelu", kMlp, "MLP: gelu (2 matrices) or swiglu (3 matrices)"),
-          K::choice("norm", "layernorm", kNorm, "normalisation layers"),
-          K::choice("position", "learned", kPosition, "position encoding"),
-          K::boolean("bias", true, "linear layers carry biases"),
+          K::choice("norm", "layernorm", kNorm, "normalisation layers")
+              .computed("with mlp given: rmsnorm for swiglu (the Llama family), layernorm for gelu (GPT)"),
+          K::choice("position", "learned", kPosition, "position encoding")
+              .computed("with mlp given: rotary for swiglu, learned for gelu"),
+          K::boolean("bias", true, "linear layers carry biases (and GPT-style dropout)")
+              .computed("with mlp given: false for swiglu, true for gelu"),
           K::boolean("tied_embeddings", false, "the output projection shares the input embedding"),
           K::integer("experts", 1, 1, 1 << 16, "routed experts per MoE layer (dense when 1)"),
           K::integer("top_k", 1, 1, 1 << 16, "experts per token"),
@@ -156,8 +192,15 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
   int_field("ffn_hidden", m.ffn_hidden);
   int_field("vocab", m.vocab);
   int_field("seq_len", m.seq_len);
-  if (map.has("mlp"))
+  if (map.has("mlp")) {
     m.mlp = map.choice("mlp") == "swiglu" ? MlpKind::swiglu : MlpKind::gelu;
+    // the MLP names the family where the mapping does not say more (the validation schema
+    // gives only mlp): SwiGLU models are Llama-style, GeLU models GPT-style
+    const bool llama = m.mlp == MlpKind::swiglu;
+    m.norm = llama ? NormKind::rmsnorm : NormKind::layernorm;
+    m.position = llama ? PositionKind::rotary : PositionKind::learned;
+    m.bias = !llama;
+  }
   if (map.has("norm"))
     m.norm = map.choice("norm") == "rmsnorm" ? NormKind::rmsnorm : NormKind::layernorm;
   if (map.has("position")) {

@@ -56,6 +56,10 @@ struct ModelSpec {
 
   /// Parameters of one transformer layer (all experts included).
   double layer_params() const;
+  /// The same, tensor by tensor as a Megatron-style layer holds them (norm weights and biases,
+  /// fused QKV, projection, MLP matrices and biases, per expert, the router): what a framework
+  /// that gathers parameter by parameter (DeepSpeed ZeRO-3) gathers. Sums to layer_params().
+  std::vector<double> layer_tensors() const;
   /// Of these, the MLP (expert) part.
   double layer_mlp_params() const;
   /// Input embedding (+ learned positions) parameters.

@@ -64,15 +64,25 @@ StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layou
 
 double StepContext::grad_comm_bytes() const
 {
-  // Megatron keeps fp32 main gradients for bf16 and reduces them in fp32; fp16 runs reduce
-  // fp16 gradients (accumulate_allreduce_grads_in_fp32 is only forced for bf16).
-  Precision p = training().precision;
-  return p == Precision::fp16 ? 2.0 : 4.0;
+  // the framework's (Megatron reduces its fp32 main gradients in fp32 for bf16, fp16 runs
+  // reduce fp16; FSDP2's reduce_dtype; DeepSpeed's fp16 reduction)
+  return training().traits().grad_reduce(training().precision);
+}
+
+double StepContext::bucket_bytes(double bytes_per_param) const
+{
+  if (training().bucket_bytes > 0)
+    return training().bucket_bytes;
+  const FrameworkTraits& f = training().traits();
+  const double dp = static_cast<double>(training().dp) * training().cp;
+  return std::max(f.bucket_min_params, f.bucket_per_dp * dp) * bytes_per_param;
 }
 
 double StepContext::param_comm_bytes() const
 {
-  return cost_.element_bytes();
+  // FP8 primary weights (the recipe's) are gathered in FP8
+  const Fp8Recipe* r = training().fp8();
+  return r ? r->param_gather_bytes : cost_.element_bytes();
 }
 
 const std::vector<std::uint32_t>& StepContext::groups(int stage, Dim a, Dim b)

@@ -79,6 +79,9 @@ public:
   /// Bytes per parameter of a gradient reduction and of a parameter gather.
   double grad_comm_bytes() const;
   double param_comm_bytes() const;
+  /// The gradient bucket of the framework (training.bucket_size if set): max(min, per_dp x dp)
+  /// parameters of `bytes_per_param` each.
+  double bucket_bytes(double bytes_per_param) const;
   std::uint16_t algo() const { return algo_; }
 
   /// Emits a collective on every group in `groups` with per-position dependencies; returns

@@ -90,8 +90,11 @@ const Section& training_section()
               .fixed_by_planner(),
           K::list("recompute_modules", "Megatron's selective-recompute modules (core_attn, mlp, moe_act, layernorm, "
                                        "mla_up_proj, moe, shared_experts)"),
-          K::choice("fp8_recipe", "delayed", {"delayed", "tensorwise", "mxfp8", "blockwise"},
-                    "FP8 scaling (precision fp8): delayed or current per-tensor, 32-element blocks, 128x128 tiles"),
+          K::choice("fp8_recipe", "", {"delayed", "tensorwise", "mxfp8", "blockwise"},
+                    "FP8 scaling (precision fp8): delayed or current per-tensor, 32-element blocks, 128x128 tiles")
+              .computed("the framework's (platforms/frameworks.yaml)"),
+          K::boolean("compile", false, "torch.compile of each transformer block (fused element-wise kernels)")
+              .computed("the framework's default (torchtitan, automodel: on with FP8)"),
           K::choice("moe_token_dispatcher", "alltoall", {"allgather", "alltoall", "deepep", "hybridep"},
                     "how MoE tokens reach their experts"),
           K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind another's compute"),
@@ -130,12 +133,54 @@ const Section& state_bytes_section()
   static const Section s{"training.state_bytes",
                          "bytes per parameter of the model states (mixed-precision Adam: 2 + 2 + 12)",
                          {
-                             K::number("weights", 2, 0, 64, "working copy of the weights").counts("bytes"),
-                             K::number("grads", 2, 0, 64, "gradients").counts("bytes"),
-                             K::number("optimizer", 12, 0, 64, "fp32 master weights, Adam momentum and variance")
-                                 .counts("bytes"),
+                             K::number("weights", 2, 0, 64, "working copy of the weights")
+                                 .counts("bytes")
+                                 .computed("the framework's"),
+                             K::number("grads", 2, 0, 64, "gradients").counts("bytes").computed("the framework's"),
+                             K::number("optimizer", 12, 0, 64, "master weights, Adam momentum and variance")
+                                 .counts("bytes")
+                                 .computed("the framework's"),
                          }};
   return s;
+}
+
+const FrameworkTraits& TrainingSpec::traits() const
+{
+  if (!frameworks)
+    throw std::logic_error("training spec without a framework catalog (platforms/frameworks.yaml)");
+  return frameworks->get(framework);
+}
+
+StateBytes TrainingSpec::states() const
+{
+  StateBytes s = traits().states(precision);
+  if (weight_state_bytes)
+    s.weights = *weight_state_bytes;
+  if (grad_state_bytes)
+    s.grads = *grad_state_bytes;
+  if (optimizer_state_bytes)
+    s.optimizer = *optimizer_state_bytes;
+  return s;
+}
+
+bool TrainingSpec::compiled() const
+{
+  if (compile)
+    return *compile;
+  const FrameworkTraits& f = traits();
+  return f.compile || (precision == Precision::fp8 && f.compile_with_fp8);
+}
+
+const KernelSet& TrainingSpec::kernel_set() const
+{
+  return frameworks->kernel_set(compiled() ? "compiled" : traits().kernels);
+}
+
+const Fp8Recipe* TrainingSpec::fp8() const
+{
+  if (precision != Precision::fp8)
+    return nullptr;
+  return &frameworks->recipe(fp8_recipe.empty() ? traits().fp8_recipe : fp8_recipe);
 }
 
 namespace {
@@ -163,9 +208,12 @@ void read_state_bytes(SectionReader& r, TrainingSpec& t)
   if (!st)
     return;
   SectionReader sm(*st, state_bytes_section());
-  t.weight_state_bytes = sm.number("weights");
-  t.grad_state_bytes = sm.number("grads");
-  t.optimizer_state_bytes = sm.number("optimizer");
+  if (sm.has("weights"))
+    t.weight_state_bytes = sm.number("weights");
+  if (sm.has("grads"))
+    t.grad_state_bytes = sm.number("grads");
+  if (sm.has("optimizer"))
+    t.optimizer_state_bytes = sm.number("optimizer");
   sm.finish();
 }
 
@@ -240,7 +288,10 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
     for (const auto& item : list->items())
       t.recompute_modules.push_back(item.as_choice(modules, "recompute module"));
   }
-  t.fp8_recipe = r.choice("fp8_recipe");
+  if (auto recipe = r.choice_if("fp8_recipe"))
+    t.fp8_recipe = *recipe;
+  if (r.has("compile"))
+    t.compile = r.boolean("compile");
   t.moe_dispatcher = r.choice("moe_token_dispatcher");
   t.moe_a2a_overlap = r.boolean("moe_a2a_overlap");
   t.moe_load_balance = r.choice("moe_load_balance");

@@ -4,11 +4,14 @@
 /// Key names follow the validation schema (`experiments/validation/README.md`); the table of
 /// keys, defaults and bounds is `training_section()`.
 
+#include "Framework.hpp"
 #include "GpuSpec.hpp"
 #include "Schema.hpp"
 #include "Yaml.hpp"
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +59,8 @@ struct TrainingSpec {
   bool loss_slot = false;      ///< account_for_loss_in_pipeline_split
   /// Megatron's selective-recompute modules (recompute: selective), e.g. core_attn, mlp, moe_act.
   std::vector<std::string> recompute_modules;
-  std::string fp8_recipe = "delayed";      ///< delayed | tensorwise | mxfp8 | blockwise (precision fp8)
+  std::string fp8_recipe; ///< delayed | tensorwise | mxfp8 | blockwise (precision fp8); empty: the framework's
+  std::optional<bool> compile; ///< torch.compile of each block; unset: the framework's default
   std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: allgather | alltoall | deepep | hybridep
   bool moe_a2a_overlap = false;            ///< EP all-to-all of one micro-batch behind another's compute
   std::string moe_load_balance = "aux_loss"; ///< force_balanced | aux_loss | dropless
@@ -66,12 +70,26 @@ struct TrainingSpec {
   double bucket_bytes = 0;
   std::vector<std::string> order{"tp", "cp", "dp", "pp"}; ///< rank placement, innermost first (Megatron)
   std::string collective_algo = "auto";                   ///< override for every collective: auto | ring | tree | ...
-  // Bytes per parameter of the model states held in memory (mixed-precision Adam: 2 + 2 + 12 =
-  // 16, ZeRO paper). What a gradient reduction sends per parameter is the strategies' concern
-  // (StepContext::grad_comm_bytes), not these.
-  double weight_state_bytes = 2;     ///< working copy of the weights
-  double grad_state_bytes = 2;       ///< gradients
-  double optimizer_state_bytes = 12; ///< fp32 master weights + Adam momentum + variance
+  // Bytes per parameter of the model states held in memory, where the experiment sets them
+  // (training.state_bytes); unset: the framework's (FrameworkTraits::states). What a gradient
+  // reduction sends per parameter is the strategies' concern (StepContext::grad_comm_bytes).
+  std::optional<double> weight_state_bytes;    ///< working copy of the weights
+  std::optional<double> grad_state_bytes;      ///< gradients
+  std::optional<double> optimizer_state_bytes; ///< master weights + optimizer moments
+  /// The framework catalog (platforms/frameworks.yaml) whose entry `framework` names; set by
+  /// whoever builds the spec (the experiment parser, the CLI); the cost model needs it.
+  std::shared_ptr<const FrameworkCatalog> frameworks;
+
+  /// The framework's properties; std::logic_error when no catalog was attached.
+  const FrameworkTraits& traits() const;
+  /// The model states' bytes per parameter: the experiment's, else the framework's.
+  StateBytes states() const;
+  /// Whether each block runs torch.compile'd: the experiment's choice, else the framework's default.
+  bool compiled() const;
+  /// The element-wise kernels the layers launch (compiled, else the framework's set).
+  const KernelSet& kernel_set() const;
+  /// The FP8 recipe in use, or null when the GEMMs do not run in FP8.
+  const Fp8Recipe* fp8() const;
 
   int model_parallel() const { return tp * pp * cp; }
   long long gpus() const { return static_cast<long long>(tp) * pp * cp * dp; }

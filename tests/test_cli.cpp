@@ -134,7 +134,8 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
     return nlohmann::json::parse(r.out);
   };
   auto states = [&](const char* params, const char* extra = "") {
-    auto m = j(std::string("memory --params ") + params + " --gpu h100-sxm5-80gb " + extra);
+    // the ZeRO paper's mixed-precision Adam (DeepSpeed's accounting): 2 + 2 + 12 B/param
+    auto m = j(std::string("memory --params ") + params + " --gpu h100-sxm5-80gb --framework deepspeed --precision fp16 " + extra);
     return m["weights_bytes"].get<double>() + m["grads_bytes"].get<double>() + m["optimizer_bytes"].get<double>();
   };
   CHECK(states("7e9") == doctest::Approx(112e9));
@@ -145,6 +146,12 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
   CHECK(states("7e9", "--state-bytes 2,2,4") == doctest::Approx(56e9));
   // ZeRO shards over data parallelism only: 8 GPUs at tp 2 are 4 replicas
   CHECK(states("7e9", "--tp 2 --gpus 8 --zero 1") == doctest::Approx(7e9 + 7e9 + 84e9 / 8));
+  // torchtitan's FSDP2 holds fp32 parameters, fp32 gradients and two fp32 moments: 16 B/param
+  auto tt = j("memory --params 7e9 --gpu h100-sxm5-80gb --framework torchtitan");
+  CHECK(tt["weights_bytes"].get<double>() + tt["grads_bytes"].get<double>() + tt["optimizer_bytes"].get<double>() ==
+        doctest::Approx(112e9));
+  CHECK(run_cli("memory --params 7e9 --gpu h100-sxm5-80gb --framework torchtitan --json").out.find(
+            "\"grads_bytes\": 28000000000.0") != std::string::npos);
   CHECK(run_cli("memory --params 7e9 --gpu h100-sxm5-80gb --tp 2 --gpus 7").exit_code == 2);
   // without --gpus: one replica of the layout
   CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1")["fits"] == true);

@@ -30,6 +30,7 @@ TEST_CASE("model and hardware FLOPs equal Narayanan et al.'s closed forms exactl
   const GpuSpec& gpu = *catalog().gpus().find("a100-sxm4-80gb");
   for (auto m : {gpt(96, 12288, 96, 51200, 2048), gpt(24, 2304, 24, 51200, 2048), gpt(128, 25600, 160, 51200, 2048)}) {
     TrainingSpec t;
+    t.frameworks = catalog().frameworks();
     t.global_batch = 1536;
     t.micro_batch = 1;
     t.dp = 1536;
@@ -50,11 +51,13 @@ TEST_CASE("a large aligned GEMM runs at peak x the GPU's GEMM efficiency")
 {
   const GpuSpec& gpu = *catalog().gpus().find("a100-sxm4-80gb");
   TrainingSpec t;
+  t.frameworks = catalog().frameworks();
   CostModel c(gpt(1, 1024, 8, 1000, 128), t, gpu);
   // 108 SMs x 256x128 tiles: 27 x 40 = 1080 tiles = exactly 10 waves, no padding; what is left
   // is the K factor and the sustained-throughput factor
   double m = 27 * 256, n = 40 * 128, k = 8192;
-  double eff = gpu.gemm_efficiency * gpu.sustained * k / (k + gpu.gemm_k_overhead);
+  double eff = std::min(gpu.gemm_of(Precision::bf16).ceiling * k / (k + gpu.gemm_k_overhead),
+                        gpu.gemm_of(Precision::bf16).fraction) * gpu.sustained;
   CHECK(c.gemm_efficiency(m, n, k) == doctest::Approx(eff));
   CHECK(c.gemm_seconds(m, n, k) == doctest::Approx(2 * m * n * k / (312e12 * eff)));
 }
@@ -107,6 +110,7 @@ TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A
     double n = std::stod(shape.substr(0, shape.find('x')));
     double k = std::stod(shape.substr(shape.find('x') + 1));
     TrainingSpec t;
+    t.frameworks = catalog().frameworks();
     CostModel c(gpt(1, 1024, 8, 1000, 128), t, gpu);
     // the benchmark measures a GEMM in isolation: without the sustained-in-training factor
     double predicted = 2 * m * n * k / c.gemm_seconds(m, n, k) / 1e12 / gpu.sustained;
@@ -122,11 +126,14 @@ TEST_CASE("small and skinny GEMMs lose efficiency: wave quantization and the mem
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
   TrainingSpec t;
+  t.frameworks = catalog().frameworks();
   CostModel c(gpt(1, 1024, 8, 1000, 128), t, gpu);
   // 132 tiles of 256x128 fill the 132 SMs once; one more tile row leaves the last wave nearly
   // empty whatever the tile
   const double full_wave = c.gemm_efficiency(132 * 256, 128, 4096);
-  CHECK(full_wave == doctest::Approx(gpu.gemm_efficiency * gpu.sustained * 4096 / (4096 + gpu.gemm_k_overhead)));
+  CHECK(full_wave == doctest::Approx(std::min(gpu.gemm_of(Precision::bf16).ceiling * 4096 / (4096 + gpu.gemm_k_overhead),
+                                              gpu.gemm_of(Precision::bf16).fraction) *
+                                     gpu.sustained));
   CHECK(c.gemm_efficiency(133 * 256, 128, 4096) < 0.7 * full_wave);
   // a short K pays the mainloop's prologue and epilogue
   CHECK(c.gemm_efficiency(132 * 256, 128, 256) == doctest::Approx(full_wave * (256.0 / 512) / (4096.0 / 4352)));
@@ -142,6 +149,7 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   ModelSpec m = load_model_preset("gpt3-13b", catalog().models_dir(), {});
   auto mem = [&](int tp, int pp, int dp, int zero) {
     TrainingSpec t;
+    t.frameworks = catalog().frameworks();
     t.tp = tp;
     t.pp = pp;
     t.dp = dp;
@@ -152,6 +160,8 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
     return c.memory(0);
   };
   MemoryBreakdown base = mem(1, 1, 8, 0);
+  // Megatron, bf16, as its performance recipes run: bf16 weights and gradients, fp32 master
+  // weights and Adam moments (Megatron-LM's own fp32 main gradients: state_bytes.grads 4)
   CHECK(base.weights + base.grads + base.optimizer == doctest::Approx(16 * m.total_params()));
   MemoryBreakdown z1 = mem(1, 1, 8, 1);
   CHECK(z1.optimizer == doctest::Approx(base.optimizer / 8));
@@ -164,6 +174,7 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   CHECK(tp.weights == doctest::Approx(base.weights / 8).epsilon(0.01));
   // activations per layer: s b h (34 + 5 a s / h) bytes (Korthikanti et al. 2022), no TP
   TrainingSpec t;
+  t.frameworks = catalog().frameworks();
   t.micro_batch = 1;
   t.global_batch = 1;
   CostModel c(m, t, gpu);

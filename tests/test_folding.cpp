@@ -21,6 +21,7 @@ ExperimentSpec experiment(const std::string& platform, int gpus, const std::stri
                           bool sp, int micro_batches)
 {
   ExperimentSpec e;
+  e.training.frameworks = catalog().frameworks();
   e.name = "fold";
   e.model = load_model_preset(model, catalog().models_dir(), {});
   e.platform = catalog().platform(platform, {});

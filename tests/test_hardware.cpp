@@ -64,6 +64,7 @@ ModelSpec model(int layers, int mtp = 0)
 TrainingSpec pipe(int pp, int vpp)
 {
   TrainingSpec t;
+  t.frameworks = catalog().frameworks();
   t.pp = pp;
   t.vpp = vpp;
   return t;

@@ -19,6 +19,7 @@ namespace {
 ExperimentSpec dp_experiment(int gpus)
 {
   ExperimentSpec e;
+  e.training.frameworks = catalog().frameworks();
   e.name = "dp";
   e.model = load_model_preset("gpt3-1.3b", catalog().models_dir(), {});
   e.platform = catalog().platform("dgx-a100-80gb", {});
@@ -55,7 +56,7 @@ TEST_CASE("a data-parallel step computes exactly what the cost model prices")
   CHECK(m.breakdown.optimizer == doctest::Approx(cost.optimizer_seconds(e.model.total_params())).epsilon(1e-9));
   // GEMM-dominated: compute time is above, and near, FLOPs / (peak x sustained GEMM efficiency)
   double flops_per_gpu = cost.model_flops_per_step() / e.gpus;
-  double ideal = flops_per_gpu / (312e12 * e.platform.node.gpu.gemm_efficiency * e.platform.node.gpu.sustained);
+  double ideal = flops_per_gpu / (312e12 * e.platform.node.gpu.gemm_of(Precision::bf16).fraction * e.platform.node.gpu.sustained);
   CHECK(m.compute_s > ideal);
   CHECK(m.compute_s < 1.35 * ideal); // short-K GEMMs, attention, element-wise ops and launch gaps
 }
@@ -67,7 +68,9 @@ TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
   StepPlan plan = build_step(cost);
   const Workload& w = plan.workload;
   // one bucket set per DP group (one group here)
-  double grad_bytes = 4.0; // bf16 training reduces fp32 main gradients
+  // the framework's reduction dtype (Megatron as NeMo's performance recipes run it: bf16)
+  double grad_bytes = e.training.traits().grad_reduce(e.training.precision);
+  CHECK(grad_bytes == 2.0);
   CHECK(collective_bytes(w, Category::dp_comm, CollOp::all_reduce) ==
         doctest::Approx(e.model.total_params() * grad_bytes).epsilon(1e-9));
   // a bucket closes once it reaches bucket_size, so it holds at most one unit more
@@ -159,6 +162,7 @@ TEST_CASE("pipeline bubble: (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) in
                                                                                 {4, 8, 2, Schedule::interleaved},
                                                                                 {4, 12, 3, Schedule::interleaved}}) {
     TrainingSpec t;
+    t.frameworks = catalog().frameworks();
     t.pp = p;
     t.vpp = v;
     t.schedule = sched;

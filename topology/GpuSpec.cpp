@@ -2,6 +2,8 @@
 
 #include "Suggest.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace clustersim {
@@ -32,6 +34,116 @@ double GpuSpec::peak(Precision p) const
   return it == peak_flops.end() ? 0.0 : it->second;
 }
 
+double GpuSpec::power_factor() const
+{
+  if (power_cap_watts <= 0 || tdp_watts <= 0 || power_cap_watts >= tdp_watts)
+    return 1.0;
+  return std::pow(power_cap_watts / tdp_watts, power_exponent);
+}
+
+const GemmMeasurement& GpuSpec::gemm_of(Precision p) const
+{
+  auto it = gemm.find(p);
+  if (it != gemm.end())
+    return it->second;
+  for (Precision q : {Precision::bf16, Precision::fp16})
+    if ((it = gemm.find(q)) != gemm.end())
+      return it->second;
+  if (gemm.empty())
+    throw std::logic_error("gpu '" + id + "' has no GEMM measurement");
+  return gemm.begin()->second;
+}
+
+double GpuSpec::gemm_shape_factor(double m, double n, double k, double batch, double sms_taken) const
+{
+  // cuBLAS-like choice among CTA tiles: the one that wastes least of the last wave, with a
+  // small discount for the less data-reusing 128x128 tile. With fewer tiles than SMs the K
+  // dimension is split (split-K / stream-K) so that every SM gets a slice; each slice is then a
+  // shorter main loop. Only the SMs other kernels leave are used.
+  struct Tile {
+    double tm, tn, quality;
+  };
+  static const Tile tiles[] = {{256, 128, 1.0}, {128, 256, 1.0}, {128, 128, 0.95}};
+  const double free = std::max(1.0, std::floor(sms - sms_taken));
+  double best = 0;
+  for (const auto& t : tiles) {
+    const double count = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
+    const double split = count < free ? std::max(1.0, std::min(std::floor(free / count), std::floor(k / 512))) : 1.0;
+    const double waves = std::ceil(count * split / free);
+    const double util = (m * n * batch * split) / (waves * sms * t.tm * t.tn);
+    // a short K leaves the mainloop's prologue and epilogue unamortized
+    const double slice = k / split;
+    best = std::max(best, t.quality * util * slice / (slice + gemm_k_overhead));
+  }
+  return best;
+}
+
+void GpuSpec::derive()
+{
+  for (auto& [p, g] : gemm)
+    g.ceiling = g.m > 0 ? g.fraction / gemm_shape_factor(g.m, g.n, g.k) : g.fraction;
+}
+
+const AttentionCurve* GpuSpec::attention_curve(const std::vector<std::string>& preferred, std::string* backend) const
+{
+  for (const auto& b : preferred) {
+    auto it = attention.find(b);
+    if (it != attention.end()) {
+      if (backend)
+        *backend = b;
+      return it->second.get();
+    }
+  }
+  return nullptr;
+}
+
+namespace {
+
+/// Linear interpolation of y over x (sorted), clamped at the ends.
+double interpolate(const std::vector<std::pair<double, double>>& xy, double x)
+{
+  if (xy.empty())
+    return 0;
+  if (x <= xy.front().first)
+    return xy.front().second;
+  for (std::size_t i = 1; i < xy.size(); ++i)
+    if (x <= xy[i].first) {
+      const auto& [x0, y0] = xy[i - 1];
+      const auto& [x1, y1] = xy[i];
+      return x1 == x0 ? y1 : y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+    }
+  return xy.back().second;
+}
+
+} // namespace
+
+AttentionCurve::Rate AttentionCurve::at(double head_dim, bool causal, double seq) const
+{
+  // the head dims measured for this masking, each with its curve over log2(seq)
+  std::map<double, std::vector<const Point*>> by_dim;
+  for (const auto& p : points)
+    if (p.causal == causal)
+      by_dim[p.head_dim].push_back(&p);
+  auto along_seq = [&](const std::vector<const Point*>& pts) {
+    std::vector<std::pair<double, double>> f, b;
+    for (const Point* p : pts) {
+      f.emplace_back(std::log2(p->seq), p->forward);
+      b.emplace_back(std::log2(p->seq), p->backward);
+    }
+    std::sort(f.begin(), f.end());
+    std::sort(b.begin(), b.end());
+    const double x = std::log2(std::max(seq, 1.0));
+    return Rate{interpolate(f, x), interpolate(b, x)};
+  };
+  std::vector<std::pair<double, double>> fwd, bwd;
+  for (const auto& [d, pts] : by_dim) {
+    Rate r = along_seq(pts);
+    fwd.emplace_back(d, r.forward);
+    bwd.emplace_back(d, r.backward);
+  }
+  return Rate{interpolate(fwd, head_dim), interpolate(bwd, head_dim)};
+}
+
 const Section& gpu_catalog_section()
 {
   using K = KeySpec;
@@ -39,6 +151,8 @@ const Section& gpu_catalog_section()
                          "the GPU catalog (platforms/gpus.yaml)",
                          {
                              K::section("kernels", "kernels", "kernel-level constants shared by every GPU"),
+                             K::value("attention_kernels",
+                                      "published flash-attention curves: name to section attention_curve"),
                              K::value("gpus", "a mapping of GPU id to its description (section gpu)").must(),
                          }};
   return s;
@@ -56,6 +170,8 @@ const Section& kernels_section()
               .must(),
           K::number("sustained", 1, 0.1, 1.0, "in-training / isolated-benchmark throughput of compute-bound kernels")
               .must(),
+          K::number("power_exponent", 0, 0, 3,
+                    "compute-bound throughput under a power cap scales as (power_cap / tdp)^this"),
       }};
   return s;
 }
@@ -77,6 +193,8 @@ const Section& gpu_section()
           K::quantity_of("power_cap", Quantity::power, "", 1, 1e5, "board power limit it runs at")
               .computed("none: the GPU may draw its tdp"),
           K::section("efficiency", "gpu.efficiency", "achievable fractions of the peaks").must(),
+          K::value("attention", "flash-attention backends (cudnn, fa2, fa3) to the name of a published curve "
+                                "(attention_kernels of platforms/gpus.yaml)"),
       }};
   return s;
 }
@@ -124,9 +242,57 @@ const Section& gpu_efficiency_section()
       "gpu.efficiency",
       "achievable fractions, measured or published (sources in platforms/gpus.yaml)",
       {
-          K::number("gemm", 0, 0.01, 1.0, "best-shape GEMM throughput / peak (MAMF)").must(),
+          K::value("gemm", "the GEMM ceiling: a fraction of the peak for every precision, or per precision a "
+                           "fraction or section gpu.gemm (a MAMF measurement)")
+              .must(),
           K::number("hbm", 0, 0.01, 1.0, "achievable / peak HBM bandwidth of streaming kernels").must(),
-          K::number("attention", 0, 0.01, 1.0, "flash-attention throughput / peak").must(),
+          K::number("attention", 0, 0.01, 1.0, "flash-attention throughput / 16-bit peak, flat")
+              .computed("none: the curves of gpu.attention"),
+      }};
+  return s;
+}
+
+const Section& gpu_gemm_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "gpu.gemm",
+      "a maximum achievable matmul FLOPS measurement (experiments/validation/gemm_mamf.yaml)",
+      {
+          K::quantity_of("mamf", Quantity::flop_rate, "", 1e9, 1e17, "the measured maximum").must(),
+          K::string("shape", "", "its best shape, MxNxK").must(),
+      }};
+  return s;
+}
+
+const Section& attention_curve_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "attention_curve",
+      "a published flash-attention throughput curve",
+      {
+          K::string("doc", "", "kernel, GPU, source and how the numbers were read"),
+          K::quantity_of("peak", Quantity::flop_rate, "", 1e9, 1e17,
+                         "dense 16-bit peak of the GPU measured (the curve applies to others as fractions of it)")
+              .must(),
+          K::list("points", "measurements: section attention_point each").must(),
+      }};
+  return s;
+}
+
+const Section& attention_point_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "attention_point",
+      "one measurement: executed TFLOP/s (causal counts half the s x s work)",
+      {
+          K::integer("head_dim", 0, 8, 1024, "head dimension").must(),
+          K::boolean("causal", false, "causal mask").must(),
+          K::integer("seq", 0, 16, 1 << 24, "sequence length").counts("tokens").must(),
+          K::number("forward", 0, 1, 1e5, "forward TFLOP/s").must(),
+          K::number("backward", 0, 1, 1e5, "backward TFLOP/s").must(),
       }};
   return s;
 }
@@ -140,9 +306,114 @@ YamlNode need(SectionReader& r, const std::string& key, bool overriding, bool& p
   return present ? r.require(key) : r.yaml();
 }
 
+
+/// "2048x2048x13312" → m, n, k.
+void read_shape(const YamlNode& n, GemmMeasurement& g)
+{
+  const std::string text = n.as_string();
+  double v[3] = {0, 0, 0};
+  std::size_t pos = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::size_t used = 0;
+    try {
+      v[i] = std::stod(text.substr(pos), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    pos += used;
+    bool sep_ok = i < 2 ? pos < text.size() && text[pos] == 'x' : pos == text.size();
+    if (used == 0 || !sep_ok || v[i] < 1 || v[i] > 1e7)
+      n.fail("'" + text + "' is not a GEMM shape", "MxNxK, three sizes from 1 to 1e7, e.g. 2048x2048x13312");
+    ++pos;
+  }
+  g.m = v[0];
+  g.n = v[1];
+  g.k = v[2];
+}
+
+void read_gemm(const YamlNode& n, GpuSpec& g)
+{
+  if (g.peak_flops.empty())
+    n.fail("efficiency.gemm before any peak", "peak: {bf16: ...} first");
+  if (n.is_scalar()) {
+    double f = n.as_number(0.01, 1.0);
+    for (const auto& [p, peak] : g.peak_flops)
+      g.gemm[p] = GemmMeasurement{f, 0, 0, 0, f};
+    return;
+  }
+  if (!n.is_map())
+    n.fail("efficiency.gemm must be a fraction or a mapping of precisions",
+           "0.85, or {bf16: {mamf: 794.5TFLOPS, shape: 2048x2048x13312}, fp8: 0.7}");
+  for (auto& [key, value] : n.entries()) {
+    Precision p = parse_precision(key.as_choice(precision_names(), "precision"));
+    if (!g.supports(p))
+      key.fail("gpu '" + g.id + "' has no " + key.as_string() + " peak", "a precision of its peak section");
+    GemmMeasurement m;
+    if (value.is_scalar()) {
+      m.fraction = value.as_number(0.01, 1.0);
+    } else {
+      SectionReader r(value, gpu_gemm_section());
+      YamlNode mamf = r.require("mamf");
+      m.fraction = r.quantity("mamf") / g.peak(p);
+      if (m.fraction > 1.0)
+        mamf.fail("a MAMF above the " + key.as_string() + " peak of " + format_quantity(g.peak(p), Quantity::flop_rate),
+                  "a measurement at or below the peak");
+      read_shape(r.require("shape"), m);
+      r.finish();
+    }
+    m.ceiling = m.fraction;
+    g.gemm[p] = m;
+  }
+}
+
+void read_attention(const YamlNode& n, GpuSpec& g, const std::map<std::string, std::shared_ptr<const AttentionCurve>>& curves)
+{
+  if (!n.is_map())
+    n.fail("attention must map backends to curves", "{cudnn: cudnn-hopper, fa2: fa2-hopper}");
+  std::vector<std::string> names;
+  for (const auto& [k, v] : curves)
+    names.push_back(k);
+  for (auto& [key, value] : n.entries()) {
+    std::string backend = key.as_choice({"cudnn", "fa2", "fa3"}, "attention backend");
+    std::string curve = value.as_choice(names, "attention curve");
+    g.attention[backend] = curves.at(curve);
+  }
+}
+
+std::shared_ptr<const AttentionCurve> read_curve(const std::string& name, const YamlNode& n)
+{
+  auto c = std::make_shared<AttentionCurve>();
+  c->name = name;
+  SectionReader r(n, attention_curve_section(), "attention curve '" + name + "'");
+  c->doc = r.string("doc");
+  const double peak = r.quantity("peak") / 1e12;
+  YamlNode list = r.require("points");
+  for (const auto& item : list.items()) {
+    SectionReader pr(item, attention_point_section());
+    AttentionCurve::Point p;
+    p.head_dim = static_cast<double>(pr.integer("head_dim"));
+    p.causal = pr.boolean("causal");
+    p.seq = static_cast<double>(pr.integer("seq"));
+    YamlNode fw = pr.require("forward");
+    p.forward = pr.number("forward") / peak;
+    p.backward = pr.number("backward") / peak;
+    if (p.forward > 1.0 || p.backward > 1.0)
+      fw.fail("a throughput above the curve's peak", "TFLOP/s at or below peak");
+    pr.finish();
+    c->points.push_back(p);
+  }
+  for (bool causal : {false, true})
+    if (std::none_of(c->points.begin(), c->points.end(), [&](const auto& p) { return p.causal == causal; }))
+      list.fail("attention curve '" + name + "' has no " + (causal ? "causal" : "non-causal") + " point",
+                "points with causal: true and causal: false");
+  r.finish();
+  return c;
+}
+
 } // namespace
 
-GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* base)
+GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* base,
+                 const std::map<std::string, std::shared_ptr<const AttentionCurve>>& curves)
 {
   const bool over = base != nullptr;
   GpuSpec g = over ? *base : GpuSpec{};
@@ -188,14 +459,22 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   YamlNode eff_node = need(m, "efficiency", over, present);
   if (present) {
     SectionReader eff(eff_node, gpu_efficiency_section(), "efficiency of gpu '" + id + "'");
-    if (!over || eff.has("gemm"))
-      g.gemm_efficiency = eff.number("gemm");
+    if (auto gm = eff.find("gemm"))
+      read_gemm(*gm, g);
+    else if (!over)
+      eff.require("gemm");
     if (!over || eff.has("hbm"))
       g.hbm_efficiency = eff.number("hbm");
-    if (!over || eff.has("attention"))
+    if (eff.has("attention"))
       g.attention_efficiency = eff.number("attention");
     eff.finish();
   }
+  if (auto a = m.find("attention"))
+    read_attention(*a, g, curves);
+  if (g.attention.empty() && g.attention_efficiency <= 0)
+    (m.has("attention") ? m.require("attention") : node)
+        .fail("gpu '" + id + "' has neither attention curves nor efficiency.attention",
+              "attention: {fa2: CURVE, ...} with a curve of attention_kernels, or efficiency.attention: FRACTION");
   m.finish();
   if (g.peak_flops.empty())
     node.fail("gpu '" + id + "' has no peak FLOP/s", "peak: {bf16: 989TFLOPS, ...}");
@@ -216,14 +495,21 @@ GpuCatalog GpuCatalog::load(const std::string& path)
     k_overhead = km.number("gemm_k_overhead");
     launch_gap = km.quantity("launch_gap");
     sustained = km.number("sustained");
+    catalog.power_exponent_ = km.number("power_exponent");
     km.finish();
+  }
+  if (auto a = top.find("attention_kernels")) {
+    if (!a->is_map())
+      a->fail("attention_kernels must map curve names to curves", "NAME: {doc: ..., peak: ..., points: [...]}");
+    for (auto& [key, value] : a->entries())
+      catalog.curves_[key.as_string()] = read_curve(key.as_string(), value);
   }
   top.finish();
   catalog.k_overhead_ = k_overhead;
   catalog.launch_gap_ = launch_gap;
   catalog.sustained_ = sustained;
   for (auto& [key, value] : gpus.entries()) {
-    GpuSpec g = catalog.with_kernel_constants(read_gpu(value, key.as_string(), nullptr));
+    GpuSpec g = catalog.with_kernel_constants(read_gpu(value, key.as_string(), nullptr, catalog.curves_));
     catalog.gpus_[g.id] = g;
   }
   return catalog;
@@ -234,6 +520,8 @@ GpuSpec GpuCatalog::with_kernel_constants(GpuSpec g) const
   g.gemm_k_overhead = k_overhead_;
   g.launch_gap = launch_gap_;
   g.sustained = sustained_;
+  g.power_exponent = power_exponent_;
+  g.derive();
   return g;
 }
 

@@ -8,6 +8,7 @@
 #include "Yaml.hpp"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,36 @@ const std::vector<std::string>& precision_names();
 Precision parse_precision(const std::string& name); ///< throws std::invalid_argument
 const char* to_string(Precision p);
 
+/// The measured maximum achievable matmul throughput of one precision (MAMF,
+/// `experiments/validation/gemm_mamf.yaml`) and the ceiling the GEMM roofline derives from it.
+struct GemmMeasurement {
+  double fraction = 0;          ///< MAMF / peak: no GEMM shape runs faster (in isolation)
+  double m = 0, n = 0, k = 0;   ///< the best shape of the search; 0: an assumed fraction, no shape
+  double ceiling = 0;           ///< fraction / the model's shape factor at the best shape (GpuSpec::derive)
+};
+
+/// Published flash-attention throughput by shape: forward and backward, as fractions of the
+/// dense 16-bit peak of the GPU it was measured on, at (head dim, causal, sequence length).
+struct AttentionCurve {
+  struct Point {
+    double head_dim = 0;
+    bool causal = false;
+    double seq = 0;
+    double forward = 0;
+    double backward = 0;
+  };
+  struct Rate {
+    double forward = 0;
+    double backward = 0;
+  };
+  std::string name;
+  std::string doc;
+  std::vector<Point> points;
+  /// Interpolated: linearly in head dim between the dims measured, linearly in log2(seq)
+  /// between the lengths measured, clamped at the ends.
+  Rate at(double head_dim, bool causal, double seq) const;
+};
+
 struct GpuSpec {
   std::string id;                         ///< catalog key, e.g. "a100-sxm4-80gb"
   std::string name;                       ///< vendor name
@@ -31,20 +62,36 @@ struct GpuSpec {
   double tdp_watts = 0;
   double power_cap_watts = 0; ///< board power limit the GPUs run at; 0: none (they may draw tdp)
 
-  // Achievable fractions, measured or published; see platforms/gpus.yaml for sources.
-  double gemm_efficiency = 0;      ///< best-shape GEMM throughput / peak (MAMF)
-  double hbm_efficiency = 0;       ///< achievable / peak HBM bandwidth for streaming kernels
-  double attention_efficiency = 0; ///< flash-attention kernel throughput / peak
+  // Achievable throughputs, measured or published; see platforms/gpus.yaml for sources.
+  std::map<Precision, GemmMeasurement> gemm; ///< MAMF per precision (16-bit and fp8 measured)
+  double hbm_efficiency = 0;                 ///< achievable / peak HBM bandwidth for streaming kernels
+  /// Flash-attention backends (cudnn, fa2, fa3) and their published curves.
+  std::map<std::string, std::shared_ptr<const AttentionCurve>> attention;
+  double attention_efficiency = 0; ///< flat fraction of the 16-bit peak where no curve is given; 0: none
 
   // Kernel-level constants shared by every GPU of the catalog (`kernels:` in gpus.yaml).
   double gemm_k_overhead = 0; ///< GEMM efficiency falls as K/(K + this): mainloop prologue and epilogue
   double launch_gap = 0;      ///< s of idle GPU between two kernels of a stream (launch, no CUDA graphs)
   double sustained = 1;       ///< sustained in-training / isolated-benchmark throughput of compute-bound kernels
+  double power_exponent = 0;  ///< compute-bound throughput scales as (power_cap / tdp)^this
 
   double peak(Precision p) const; ///< 0 when unsupported
   bool supports(Precision p) const { return peak(p) > 0; }
   /// Board power drawn under training load: the cap where one is set, else the TDP.
   double board_watts() const { return power_cap_watts > 0 ? power_cap_watts : tdp_watts; }
+  /// Throughput of compute-bound kernels under the power cap relative to the TDP (1 uncapped).
+  double power_factor() const;
+  /// The GEMM measurement of a precision: its own, else fp16/bf16's (same tensor-core path), else
+  /// the 16-bit one (an assumption the catalog states).
+  const GemmMeasurement& gemm_of(Precision p) const;
+  /// Tile/wave quantization over the SMs times the K/(K + gemm_k_overhead) main-loop factor:
+  /// what the shape of a GEMM costs relative to the ceiling.
+  /// `sms_taken`: SMs other kernels hold while it runs (overlapped communication).
+  double gemm_shape_factor(double m, double n, double k, double batch = 1, double sms_taken = 0) const;
+  /// Sets each measurement's ceiling from its best shape (after the kernel constants are known).
+  void derive();
+  /// The curve of the first backend in `preferred` this GPU has, else null.
+  const AttentionCurve* attention_curve(const std::vector<std::string>& preferred, std::string* backend = nullptr) const;
 };
 
 /// The keys of the GPU catalog file and of one GPU.
@@ -55,12 +102,17 @@ const Section& gpu_peak_section();
 const Section& gpu_memory_section();
 const Section& gpu_nvlink_section();
 const Section& gpu_efficiency_section();
+const Section& gpu_gemm_section();
+const Section& attention_curve_section();
+const Section& attention_point_section();
 
 /// Reads one GPU description. With `base`, every key is optional and overrides the base's
 /// figure (a catalog GPU with, say, more memory or a power cap); without, the keys the table
 /// marks required must be there. The kernel-level constants are taken from `base` or, for a
 /// GPU of the catalog file, set by the catalog.
-GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* base);
+/// `curves` resolves the names of `attention:` (the catalog's attention_kernels).
+GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* base,
+                 const std::map<std::string, std::shared_ptr<const AttentionCurve>>& curves);
 
 /// All GPUs of the catalog, keyed by id.
 class GpuCatalog {
@@ -72,12 +124,16 @@ public:
   /// A GPU described outside the catalog (a platform file's inline GPU), given the catalog's
   /// kernel-level constants.
   GpuSpec with_kernel_constants(GpuSpec g) const;
+  /// The published attention curves (`attention_kernels:`), by name.
+  const std::map<std::string, std::shared_ptr<const AttentionCurve>>& curves() const { return curves_; }
 
 private:
   std::map<std::string, GpuSpec> gpus_;
   double k_overhead_ = 0;
   double launch_gap_ = 0;
   double sustained_ = 1;
+  double power_exponent_ = 0;
+  std::map<std::string, std::shared_ptr<const AttentionCurve>> curves_;
 };
 
 } // namespace clustersim

@@ -304,8 +304,12 @@ GpuSpec read_node_gpu(const YamlNode& n, const GpuCatalog& gpus, const std::stri
   for (auto& [k, v] : n.entries())
     if (k.as_string() == "base")
       base = &gpus.get(v.as_string(), v.where());
-  GpuSpec g = read_gpu(n, base ? base->id + "@" + platform : platform + "-gpu", base);
-  return base ? g : gpus.with_kernel_constants(g);
+  GpuSpec g = read_gpu(n, base ? base->id + "@" + platform : platform + "-gpu", base, gpus.curves());
+  if (base) {
+    g.derive();
+    return g;
+  }
+  return gpus.with_kernel_constants(g);
 }
 
 void read_fabric(const YamlNode& yaml, PlatformSpec& p)

@@ -208,7 +208,7 @@ void add_collective_command(CLI::App& app, Action& action)
   auto opt = std::make_shared<CollectiveOptions>();
   CLI::App* cmd = app.add_subcommand("collective", "Time one collective on the simulated network, like nccl-tests: "
                                                    "size, count, time, algbw and busbw per point");
-  cmd->add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | broadcast | reduce | all_to_all");
+  cmd->add_option("--op", opt->op, "all_reduce | all_gather | reduce_scatter | broadcast | reduce | all_to_all | sendrecv");
   cmd->add_option("--platform", opt->platform, "catalog name or platform YAML");
   cmd->add_option("--gpus", opt->gpus, "GPU counts, comma-separated (all GPUs join the collective)");
   cmd->add_option("--sizes", opt->sizes, "bytes per rank: MIN:MAX (doubling), or a comma-separated list");

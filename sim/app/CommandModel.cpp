@@ -23,6 +23,8 @@ using Json = nlohmann::ordered_json;
 std::vector<double> state_bytes_argument(const std::string& text)
 {
   std::vector<double> v;
+  if (text.empty())
+    return v;
   std::stringstream s(text);
   std::string item;
   while (std::getline(s, item, ','))
@@ -59,7 +61,8 @@ struct MemOptions {
   std::string precision;
   bool sequence_parallel = false;
   bool flash = false;
-  std::string state_bytes = "2,2,12";
+  std::string state_bytes; ///< empty: the framework's
+  std::string framework = "megatron";
   bool json = false;
   bool gpus_given = false;
   bool seq_given = false;
@@ -109,6 +112,23 @@ std::string choice_argument(const std::string& value, const std::vector<std::str
   if (std::find(valid.begin(), valid.end(), value) == valid.end())
     throw ConfigError(command_line(flag), unknown_name(what, value, valid), join(valid));
   return value;
+}
+
+Framework framework_argument(const std::string& value)
+{
+  const auto& names = framework_names();
+  return static_cast<Framework>(std::find(names.begin(), names.end(),
+                                          choice_argument(value, names, "--framework", "framework")) -
+                                names.begin());
+}
+
+/// --state-bytes, else the framework's bytes per parameter at this precision.
+std::vector<double> states_of(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, std::vector<double> sb)
+{
+  if (!sb.empty())
+    return sb;
+  StateBytes s = c.frameworks()->get(framework_argument(mo.framework)).states(precision_argument(mo.precision, gpu));
+  return {s.weights, s.grads, s.optimizer};
 }
 
 int memory_of_params(const MemOptions& mo, const GpuSpec& gpu, const std::vector<double>& sb)
@@ -173,9 +193,12 @@ TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSp
   t.precision = precision_argument(mo.precision, gpu);
   t.sequence_parallel = mo.sequence_parallel;
   t.flash_attention = mo.flash;
-  t.weight_state_bytes = sb[0];
-  t.grad_state_bytes = sb[1];
-  t.optimizer_state_bytes = sb[2];
+  t.framework = framework_argument(mo.framework);
+  if (!sb.empty()) {
+    t.weight_state_bytes = sb[0];
+    t.grad_state_bytes = sb[1];
+    t.optimizer_state_bytes = sb[2];
+  }
   if (auto v = check_layout(t, m, gpus))
     throw ConfigError(command_line(flag_of(v->key)), v->message, v->valid, ConfigError::Kind::rule);
   return t;
@@ -189,6 +212,7 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
   if (mo.seq_given)
     m.seq_len = mo.seq;
   TrainingSpec t = memory_layout(mo, m, gpu, sb);
+  t.frameworks = c.frameworks();
   const long long gpus = t.gpus();
   CostModel cost(m, t, gpu);
   MemoryBreakdown b = cost.peak_memory();
@@ -243,7 +267,10 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8");
   mem->add_flag("--sequence-parallel", mo->sequence_parallel, "Megatron sequence parallelism");
   mem->add_flag("--flash-attention", mo->flash, "flash attention (no s x s activations)");
-  mem->add_option("--state-bytes", mo->state_bytes, "bytes per parameter of weights,grads,optimizer (default 2,2,12)");
+  mem->add_option("--framework", mo->framework, "training framework whose properties apply (default megatron)");
+  mem->add_option("--state-bytes", mo->state_bytes,
+                  "bytes per parameter of weights,grads,optimizer (default: the framework's, e.g. megatron bf16 "
+                  "2,4,12)");
   mem->add_flag("--json", mo->json, "print JSON");
   mem->callback([mo, mem, &action] {
     mo->gpus_given = mem->count("--gpus") > 0;
@@ -253,7 +280,8 @@ void add_memory_command(CLI::App& app, Action& action)
       auto sb = state_bytes_argument(mo->state_bytes);
       Catalog c = Catalog::open();
       GpuSpec gpu = gpu_argument(c, mo->gpu, mo->platform);
-      return mo->params.empty() ? memory_of_model(*mo, c, gpu, sb) : memory_of_params(*mo, gpu, sb);
+      return mo->params.empty() ? memory_of_model(*mo, c, gpu, sb)
+                                : memory_of_params(*mo, gpu, states_of(*mo, c, gpu, sb));
     };
   });
 }
@@ -292,6 +320,7 @@ int estimate(const EstOptions& eo)
     ModelSpec m = model_argument(c, eo.model);
     TrainingSpec t;
     t.global_batch = 1;
+    t.frameworks = c.frameworks();
     CostModel cost(m, t, gpu);
     flops = cost.model_flops_per_step() / m.seq_len * tokens;
     basis = "model FLOPs per token of " + m.name;

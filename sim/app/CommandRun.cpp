@@ -89,6 +89,7 @@ void add_run_command(CLI::App& app, Action& action)
     std::string shard;
     int jobs = 0;
     std::string trace;
+    bool kernels = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate one training step of an experiment and report step time, MFU, "
@@ -101,6 +102,7 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_option("--shard", opt->shard, "sweeps: run the points with index % N == I (I/N)");
   cmd->add_option("--jobs", opt->jobs, "sweeps: simulations in parallel (default: all cores)");
   cmd->add_option("--trace", opt->trace, "write a Chrome/Perfetto trace of the step to FILE.json");
+  cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
   cmd->callback([opt, &action] {
     action = [opt] {
       YamlNode doc = YamlNode::load_file(opt->experiment);
@@ -120,7 +122,7 @@ void add_run_command(CLI::App& app, Action& action)
       std::string trace;
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";
-      std::string text = format_report(m);
+      std::string text = format_report(m) + (opt->kernels ? format_kernels(e) : std::string());
       OutputSet out;
       if (!opt->out.empty()) {
         out.add(opt->out + "/report.json", json, "--out");

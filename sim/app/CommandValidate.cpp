@@ -53,7 +53,7 @@ std::string table(const ValidationReport& report)
 std::string csv(const ValidationReport& report)
 {
   std::ostringstream csv;
-  csv << "id,metric,measured,predicted,error,status\n";
+  csv << "id,metric,measured,predicted,error,memory_gib,status\n";
   for (const auto& r : report.rows) {
     std::string status = r["status"].get<std::string>();
     if (status.find_first_of(",\"") != std::string::npos) {
@@ -64,13 +64,14 @@ std::string csv(const ValidationReport& report)
     }
     csv << r["id"].get<std::string>() << "," << r["metric"].get<std::string>() << "," << r["measured"].dump() << ","
         << (r["predicted"].is_null() ? "" : r["predicted"].dump()) << ","
-        << (r["error"].is_null() ? "" : r["error"].dump()) << "," << status << "\n";
+        << (r["error"].is_null() ? "" : r["error"].dump()) << ","
+        << (r["memory_gib"].is_null() ? "" : r["memory_gib"].dump()) << "," << status << "\n";
   }
   return csv.str();
 }
 
 /// `validate --case ID`: the full report of one case.
-int one_case(const std::vector<ValidationCase>& cases, const std::string& only, const Catalog& catalog)
+int one_case(const std::vector<ValidationCase>& cases, const std::string& only, const Catalog& catalog, bool kernels)
 {
   std::vector<std::string> ids;
   for (const auto& c : cases) {
@@ -82,6 +83,8 @@ int one_case(const std::vector<ValidationCase>& cases, const std::string& only, 
     RunMetrics m = simulate(c.experiment, catalog);
     double p = predicted_metric(c, m);
     std::cout << format_report(m);
+    if (kernels)
+      std::cout << format_kernels(c.experiment);
     std::printf("\n  %s: measured %.4g, predicted %.4g, error %+.1f %%\n", c.metric.c_str(), c.measured, p,
                 100 * (p - c.measured) / c.measured);
     return 0;
@@ -99,6 +102,7 @@ void add_validate_command(CLI::App& app, Action& action)
     std::string csv;
     int jobs = 0;
     std::string only;
+    bool kernels = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict published training runs from their configuration and "
@@ -108,6 +112,7 @@ void add_validate_command(CLI::App& app, Action& action)
   cmd->add_option("--csv", opt->csv, "also write the per-case table as CSV");
   cmd->add_option("--jobs", opt->jobs, "simulations in parallel (default: all cores)");
   cmd->add_option("--case", opt->only, "print the full report (breakdown, memory) of one case");
+  cmd->add_flag("--kernels", opt->kernels, "with --case: also the priced kernels of one layer");
   cmd->callback([opt, &action] {
     action = [opt] {
       if (!opt->csv.empty())
@@ -125,7 +130,9 @@ void add_validate_command(CLI::App& app, Action& action)
         }
       }
       if (!opt->only.empty())
-        return one_case(cases, opt->only, catalog);
+        return one_case(cases, opt->only, catalog, opt->kernels);
+      if (opt->kernels)
+        throw ConfigError(command_line("--kernels"), "--kernels needs one case", "--case ID --kernels");
       ValidationReport report = run_validation(cases, catalog, opt->jobs);
       if (!opt->csv.empty()) {
         OutputSet out;

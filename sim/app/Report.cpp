@@ -98,4 +98,47 @@ std::string format_report(const RunMetrics& m)
   return o.str();
 }
 
+std::string format_kernels(const ExperimentSpec& e)
+{
+  CostModel c(e.model, e.training, e.platform.node.gpu);
+  std::ostringstream o;
+  char line[256];
+  const TrainingSpec& t = e.training;
+  const Fp8Recipe* fp8 = t.fp8();
+  CostModel::AttentionRate a = c.attention_rate(e.model.head_dim(), true, e.model.seq_len);
+  o << "\n  kernels of one layer, one micro-batch, one GPU (" << to_string(t.framework) << ", "
+    << t.kernel_set().name << " kernels, attention " << (t.flash_attention ? a.backend : std::string("unfused"))
+    << (fp8 ? ", fp8 recipe " + fp8->name : std::string()) << ", power factor ";
+  std::snprintf(line, sizeof line, "%.3f)\n", e.platform.node.gpu.power_factor());
+  o << line;
+  std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10s %10s %10s %9s\n", "op", "kind", "dtype", "GFLOP",
+                "MB", "fwd us", "bwd us", "recomp us", "TFLOP/s");
+  o << line;
+  auto rows = [&](const char* block, const BlockCost& b) {
+    double f = 0, bw = 0;
+    for (const auto& op : b.ops) {
+      const double rate = op.forward > 0 && op.flops > 0 ? op.flops / op.forward / 1e12 : 0;
+      std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10.2f %10.2f %10.1f %10.1f %10s %9s\n",
+                    (std::string(block) + "." + op.name).c_str(), op.kind.c_str(), op.precision.c_str(),
+                    op.flops / 1e9, op.bytes / 1e6, op.forward * 1e6, op.backward * 1e6, "",
+                    rate > 0 ? std::to_string(static_cast<int>(rate + 0.5)).c_str() : "");
+      o << line;
+      f += op.forward;
+      bw += op.backward;
+    }
+    std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10.1f %10.1f %10.1f\n",
+                  (std::string(block) + " total").c_str(), "", "", "", "", f * 1e6, bw * 1e6, b.recompute * 1e6);
+    o << line;
+  };
+  rows("attention", c.attention_block());
+  rows("mlp", c.mlp_block());
+  rows("logits", c.logits());
+  if (!c.attention_block().ring_forward.empty()) {
+    std::snprintf(line, sizeof line, "    ring attention: %d steps, %.1f us forward / %.1f us backward each (mean)\n",
+                  t.cp, c.attention_block().core_forward / t.cp * 1e6, c.attention_block().core_backward / t.cp * 1e6);
+    o << line;
+  }
+  return o.str();
+}
+
 } // namespace clustersim

@@ -8,5 +8,9 @@
 namespace clustersim {
 
 std::string format_report(const RunMetrics& m);
+/// Every priced kernel of one transformer layer (and the output layer) of one micro-batch on
+/// one GPU: what it computes in, its FLOPs and bytes, forward, backward and recomputed time,
+/// and the rate achieved; the attention backend and the framework's kernel set and recipe.
+std::string format_kernels(const ExperimentSpec& e);
 
 } // namespace clustersim

@@ -51,6 +51,9 @@ public:
   /// hierarchical phase's rails), so that one node's flows stand for every node's. A tree's
   /// interior nodes carry more than its leaves: folding nodes into one is not exact for it.
   virtual bool node_symmetric() const { return true; }
+  /// Whether NCCL's tuner can pick it (`auto`); an algorithm NCCL does not implement runs only
+  /// when named.
+  virtual bool nccl() const { return true; }
   /// Protocols the algorithm runs with.
   virtual std::vector<std::string> protocols() const { return {"ll", "ll128", "simple"}; }
   /// `bytes` follows the nccl-tests convention of CollectiveCall::bytes.

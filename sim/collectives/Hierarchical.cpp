@@ -4,7 +4,9 @@
 //                   rings, 2(n-1)/n·S/k), all-gather inside each node.
 //   reduce_scatter: inside each node, then across nodes on each rail (S/k shards).
 //   all_gather:     across nodes on each rail (S/k shards), then inside each node.
-// The time is the sum of the phases; needs the same number of members on every node.
+// The time is the sum of the phases; needs the same number of members on every node. NCCL has
+// no such algorithm (its all-gather and reduce-scatter are rings): `auto` never picks it; it
+// runs when named, for frameworks that compose two-level collectives themselves.
 #include "CollectiveAlgorithm.hpp"
 
 namespace clustersim {
@@ -16,6 +18,8 @@ public:
   {
     return op == CollOp::all_reduce || op == CollOp::reduce_scatter || op == CollOp::all_gather;
   }
+
+  bool nccl() const override { return false; }
 
   bool applicable(CollOp op, const GroupView& g) const override
   {
@@ -72,7 +76,7 @@ public:
   }
 };
 
-const AlgorithmRegistry::Registrar reg("hier", "intra-node ring, inter-node rings per rail, intra-node ring; all-reduce, all-gather, reduce-scatter", [] { return std::make_unique<Hierarchical>(); });
+const AlgorithmRegistry::Registrar reg("hier", "intra-node ring, inter-node rings per rail, intra-node ring (not NCCL's: only when named); all-reduce, all-gather, reduce-scatter", [] { return std::make_unique<Hierarchical>(); });
 
 } // namespace
 } // namespace clustersim

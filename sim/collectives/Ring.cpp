@@ -91,7 +91,7 @@ std::vector<std::vector<std::uint32_t>> mesh_cycles(const GroupView& g)
 
 class Ring final : public CollectiveAlgorithm {
 public:
-  bool supports(CollOp op) const override { return op != CollOp::all_to_all; }
+  bool supports(CollOp op) const override { return op != CollOp::all_to_all && op != CollOp::sendrecv; }
 
   FlowPlan plan(CollOp op, const GroupView& g, double bytes) const override
   {

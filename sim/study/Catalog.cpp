@@ -32,6 +32,7 @@ Catalog Catalog::open()
   c.root_ = env && *env ? env : CLUSTERSIM_DATA_DIR;
   c.gpus_ = std::make_shared<GpuCatalog>(GpuCatalog::load(c.platforms_dir() + "/gpus.yaml"));
   c.protocols_ = std::make_shared<ProtocolTable>(ProtocolTable::load(c.platforms_dir() + "/collectives.yaml"));
+  c.frameworks_ = std::make_shared<const FrameworkCatalog>(FrameworkCatalog::load(c.platforms_dir() + "/frameworks.yaml"));
   return c;
 }
 
@@ -41,7 +42,8 @@ std::vector<std::string> Catalog::platform_names() const
   if (DIR* d = ::opendir(platforms_dir().c_str())) {
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
-      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0 && n != "gpus.yaml" && n != "collectives.yaml")
+      if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0 && n != "gpus.yaml" && n != "collectives.yaml" &&
+          n != "frameworks.yaml")
         out.push_back(n.substr(0, n.size() - 5));
     }
     ::closedir(d);

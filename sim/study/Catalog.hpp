@@ -3,6 +3,7 @@
 /// from them. The root is $CLUSTERSIM_DATA if set, else the source tree the binary was built
 /// from.
 
+#include "Framework.hpp"
 #include "GpuSpec.hpp"
 #include "PlatformSpec.hpp"
 #include "Protocols.hpp"
@@ -25,6 +26,9 @@ public:
 
   const GpuCatalog& gpus() const { return *gpus_; }
   const ProtocolTable& protocols() const { return *protocols_; }
+  /// The training frameworks' properties (platforms/frameworks.yaml), shared by every
+  /// TrainingSpec built from this catalog.
+  const std::shared_ptr<const FrameworkCatalog>& frameworks() const { return frameworks_; }
 
   /// A platform by catalog name, or by path (anything with a '/' or ending in .yaml; relative
   /// paths resolve from `relative_to`'s directory). Unknown names list the catalog.
@@ -36,6 +40,7 @@ private:
   std::string root_;
   std::shared_ptr<GpuCatalog> gpus_;
   std::shared_ptr<ProtocolTable> protocols_;
+  std::shared_ptr<const FrameworkCatalog> frameworks_;
   /// Platform files read so far, by path: a sweep or a validation file names the same few
   /// platforms thousands of times (files do not change during a run).
   std::shared_ptr<std::map<std::string, PlatformSpec>> platforms_ = std::make_shared<std::map<std::string, PlatformSpec>>();

@@ -1,4 +1,5 @@
 #include "Experiment.hpp"
+#include "Framework.hpp"
 
 #include "collectives/CollectiveAlgorithm.hpp"
 #include "PlotSpec.hpp"
@@ -86,7 +87,10 @@ std::vector<const Section*> all_sections()
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
           &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
           &fabric_section(),     &cost_section(),          &gpu_catalog_section(), &kernels_section(),
-          &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section()};
+          &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section(),
+          &gpu_gemm_section(),   &attention_curve_section(), &attention_point_section(), &frameworks_file_section(),
+          &framework_section(),  &framework_bucket_section(), &framework_sharded_section(), &tp_overlap_section(), &kernel_set_section(),
+          &kernel_op_section(),  &kernel_pass_section(),  &fp8_recipe_section(),  &fp8_cast_section()};
 }
 
 SourceLocation ExperimentSpec::at(const std::string& key) const
@@ -179,6 +183,7 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
   YamlNode training = map.require("training");
   SourceMap where;
   e.training = parse_training(training, e.gpus, e.model, &where);
+  e.training.frameworks = catalog.frameworks();
   for (const auto& [k, loc] : where)
     e.where["training." + k] = loc;
   check_precision(training, e);

@@ -484,9 +484,12 @@ void simulate_top(const PlanRequest& r, const Catalog& catalog, const std::vecto
 
 } // namespace
 
-PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
+PlanResult plan_layouts(const PlanRequest& request, const Catalog& catalog,
                         const std::function<void(const std::string&)>& progress)
 {
+  PlanRequest r = request;
+  if (!r.base.frameworks)
+    r.base.frameworks = catalog.frameworks();
   const auto t0 = Clock::now();
   auto say = [&](const std::string& s) {
     if (progress)

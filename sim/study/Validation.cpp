@@ -183,6 +183,7 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases, const 
       unbuilt += c.build_error.empty() ? 0 : 1;
       row["predicted"] = nullptr;
       row["error"] = nullptr;
+      row["memory_gib"] = nullptr;
     } else {
       RunMetrics m = metrics_from_json(Json::parse(outcome[i]));
       const double predicted = predicted_metric(c, m);
@@ -191,6 +192,7 @@ ValidationReport run_validation(const std::vector<ValidationCase>& cases, const 
         status = "oom";
       row["predicted"] = predicted;
       row["error"] = error;
+      row["memory_gib"] = m.memory.peak / (1024.0 * 1024.0 * 1024.0);
       all.push_back(std::fabs(error));
       by_source[case_source(c.id)].push_back(std::fabs(error));
     }

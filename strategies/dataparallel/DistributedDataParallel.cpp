@@ -46,7 +46,7 @@ public:
 private:
   static double bucket(const StepContext& ctx)
   {
-    return ctx.training().bucket_bytes > 0 ? ctx.training().bucket_bytes : 25e6; // PyTorch DDP's bucket_cap_mb
+    return ctx.bucket_bytes(ctx.grad_comm_bytes());
   }
 
   struct State {

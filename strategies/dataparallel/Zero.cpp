@@ -5,9 +5,14 @@
 //         next forward when overlap.param_gather (prefetched bucket by bucket), else right
 //         after the optimizer.
 //  zero2: gradients sharded as well, so every micro-batch's gradients are reduce-scattered.
-//  zero3: parameters sharded too (FSDP): each unit's parameters are all-gathered before its
-//         forward and again before its backward, in every micro-batch, one unit ahead when
-//         overlap.param_gather; gradients reduce-scattered per micro-batch.
+//  zero3: parameters sharded too (FSDP, DeepSpeed ZeRO-3), run as the framework runs it
+//         (FrameworkTraits::sharded): each unit's parameters are all-gathered before its forward
+//         and, when resharded after forward, again before its backward, in every micro-batch -
+//         one all-gather per unit (FSDP) or per parameter tensor (DeepSpeed), each with its own
+//         latency and, for torch list-of-tensors collectives, one copy kernel per rank; issued
+//         ahead of use as far as the framework prefetches; gradients reduce-scattered per unit
+//         (FSDP) or per bucket (DeepSpeed). With pipeline parallelism torchtitan gathers once
+//         and reduces once per step.
 // Traffic per micro-batch step of zero3 = 3(N-1)/N·Ψ = 1.5x DDP's 2(N-1)/N·Ψ (same dtypes).
 #include "StepBuilder.hpp"
 
@@ -24,8 +29,11 @@ public:
   std::vector<std::vector<TaskId>> before_forward(StepContext& ctx, int stage, int unit, int mb) override
   {
     State& s = state(ctx, stage);
-    if (zero_ == 3)
+    if (zero_ == 3) {
+      if (once_per_step(ctx) && mb != 0)
+        return {};
       return gather_unit(ctx, stage, unit, mb, s.fwd_history);
+    }
     if (!ctx.training().overlap.param_gather || dp_size(ctx) == 1)
       return {};
     // zero1/2 with overlap: the previous step's parameter all-gather, bucket by bucket in
@@ -51,7 +59,7 @@ public:
 
   std::vector<std::vector<TaskId>> before_backward(StepContext& ctx, int stage, int unit, int mb) override
   {
-    if (zero_ != 3)
+    if (zero_ != 3 || once_per_step(ctx) || !ctx.training().traits().sharded.reshard_after_forward)
       return {};
     return gather_unit(ctx, stage, unit, mb, state(ctx, stage).bwd_history);
   }
@@ -59,12 +67,13 @@ public:
   void after_backward(StepContext& ctx, int stage, int unit, int, bool last_mb,
                       const std::vector<TaskId>& done) override
   {
-    if (zero_ == 1 && !last_mb)
+    if ((zero_ == 1 || (zero_ == 3 && once_per_step(ctx))) && !last_mb)
       return;
     State& s = state(ctx, stage);
     s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_comm_bytes();
     s.last_done = done;
-    bool per_unit = zero_ == 3;
+    // FSDP reduces each unit's gradients; DeepSpeed and ZeRO-1/2 fill buckets
+    bool per_unit = zero_ == 3 && !ctx.training().traits().sharded.per_tensor;
     if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx, ctx.grad_comm_bytes())))
       flush(ctx, stage, s.pending);
   }
@@ -113,14 +122,35 @@ private:
 
   static int dp_size(const StepContext& ctx) { return ctx.training().dp * ctx.training().cp; }
 
-  /// Bucket in bytes for a tensor of `bytes_per_param`: the configured size, else Megatron's
-  /// distributed-optimizer rule, max(40M, 1M x dp) parameters per bucket.
-  static double bucket(const StepContext& ctx, double bytes_per_param)
+  /// ZeRO-3 with pipelining where the framework keeps parameters over the step (torchtitan).
+  static bool once_per_step(const StepContext& ctx)
   {
-    if (ctx.training().bucket_bytes > 0)
-      return ctx.training().bucket_bytes;
-    return std::max(40e6, 1e6 * dp_size(ctx)) * bytes_per_param;
+    return ctx.training().pp > 1 && ctx.training().traits().sharded.keep_with_pipeline;
   }
+
+  /// The tensors one all-gather call moves for `u`, in parameters: the whole unit, or (DeepSpeed)
+  /// each parameter tensor of a layer (after TP sharding).
+  static std::vector<double> gather_pieces(const StepContext& ctx, const ParamUnit& u)
+  {
+    const ModelSpec& m = ctx.cost().model();
+    if (!ctx.training().traits().sharded.per_tensor || u.layer < 0)
+      return {u.params};
+    std::vector<double> t = m.layer_tensors();
+    const double scale = u.params / m.layer_params();
+    for (double& x : t)
+      x *= scale;
+    return t;
+  }
+
+  /// torch's list-of-tensors collectives: the flat buffer copied to (or from) one view per rank.
+  static double list_copy_seconds(const StepContext& ctx, double bytes)
+  {
+    return dp_size(ctx) * ctx.cost().gpu().launch_gap + ctx.cost().memory_seconds(2 * bytes);
+  }
+
+  /// Bucket in bytes for a tensor of `bytes_per_param`: the configured size, else the
+  /// framework's rule (Megatron's distributed optimizer: max(40M, 1M x dp) parameters).
+  static double bucket(const StepContext& ctx, double bytes_per_param) { return ctx.bucket_bytes(bytes_per_param); }
 
   State& state(StepContext& ctx, int stage)
   {
@@ -161,20 +191,36 @@ private:
     }
     if (dp_size(ctx) == 1)
       return {};
-    // prefetch: issue when the previous unit started, i.e. after what preceded it
-    const std::vector<TaskId>& start = ctx.training().overlap.param_gather && !history.empty() ? history : now;
+    const ShardedTraits& sh = ctx.training().traits().sharded;
+    const ParamUnit& u = ctx.units(stage)[static_cast<std::size_t>(unit)];
+    // prefetch: issued when the previous unit started (after what preceded it) if the framework
+    // gathers a unit ahead, else only once the previous unit is done
+    const bool ahead = sh.per_tensor ? sh.prefetch_params >= u.params : sh.prefetch_units >= 1;
+    const std::vector<TaskId>& start = ctx.training().overlap.param_gather && ahead && !history.empty() ? history : now;
     std::vector<std::vector<TaskId>> deps(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i)
       if (start[i] != kNoTask)
         deps[i].push_back(start[i]);
-    double bytes = ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.param_comm_bytes();
-    auto ag = ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, bytes, Stream::dp_gather,
-                             {Category::dp_comm, "zero3_param_all_gather", -1, -1}, deps);
+    std::vector<TaskId> last;
+    for (double piece : gather_pieces(ctx, u)) {
+      const double bytes = piece * ctx.param_comm_bytes();
+      last = ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, bytes, Stream::dp_gather,
+                            {Category::dp_comm, "zero3_param_all_gather", -1, -1}, deps);
+      if (sh.list_collectives)
+        last = ctx.compute(stage, list_copy_seconds(ctx, bytes), {Category::dp_comm, "zero3_gather_copies", -1, -1},
+                           single_deps(last), Stream::dp_gather);
+      deps.assign(ranks.size(), {}); // the stream orders the rest
+    }
     history = now;
-    std::vector<std::vector<TaskId>> out(ranks.size());
-    for (std::size_t i = 0; i < ranks.size(); ++i)
-      if (ag[i] != kNoTask)
-        out[i].push_back(ag[i]);
+    return single_deps(last);
+  }
+
+  static std::vector<std::vector<TaskId>> single_deps(const std::vector<TaskId>& tasks)
+  {
+    std::vector<std::vector<TaskId>> out(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      if (tasks[i] != kNoTask)
+        out[i].push_back(tasks[i]);
     return out;
   }
 
@@ -192,6 +238,9 @@ private:
       deps[i].push_back(s.last_done[i]);
     s.last_comm = ctx.collective(stage, groups, CollOp::reduce_scatter, bytes, Stream::dp,
                                  {Category::dp_comm, "dp_grad_reduce_scatter", -1, -1}, deps);
+    if (zero_ == 3 && ctx.training().traits().sharded.list_collectives)
+      s.last_comm = ctx.compute(stage, list_copy_seconds(ctx, bytes), {Category::dp_comm, "zero3_reduce_copies", -1, -1},
+                                single_deps(s.last_comm), Stream::dp);
   }
 
   int zero_;

@@ -29,7 +29,7 @@ bool is_communication(Category c)
 const std::vector<std::string>& coll_op_names()
 {
   static const std::vector<std::string> names{"all_reduce", "reduce_scatter", "all_gather",
-                                              "broadcast",  "reduce",         "all_to_all"};
+                                              "broadcast",  "reduce",         "all_to_all", "sendrecv"};
   return names;
 }
 

@@ -57,7 +57,9 @@ constexpr int kCategoryCount = 10;
 const char* to_string(Category c);
 bool is_communication(Category c);
 
-enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all };
+/// sendrecv: every member sends `bytes` to the next member of the group and receives from the
+/// previous one (nccl-tests sendrecv_perf; a ring-attention step).
+enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, sendrecv };
 const std::vector<std::string>& coll_op_names();
 const char* to_string(CollOp op);
 
@@ -90,7 +92,7 @@ struct CollectiveCall {
   std::uint32_t group = 0;
   /// nccl-tests convention: all_reduce / broadcast / reduce: the buffer size; all_gather: the
   /// gathered (output) size; reduce_scatter: the input size; all_to_all: bytes each rank sends
-  /// in total.
+  /// in total; sendrecv: bytes each rank sends to the next.
   double bytes = 0;
   std::uint16_t algo = 0; ///< 0 = automatic, else an index into Workload::algo_names
   Category category = Category::other;
