@@ -4,6 +4,7 @@
 #include "Report.hpp"
 #include "Plot.hpp"
 #include "Simulation.hpp"
+#include "Slurm.hpp"
 #include "Suggest.hpp"
 #include "Sweep.hpp"
 
@@ -77,6 +78,30 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
   return 0;
 }
 
+/// --slurm's options given without --slurm, or with flags it replaces, are refused.
+template <class Options>
+void check_slurm_flags(const Options& o)
+{
+  if (o.slurm) {
+    if (!o.shard.empty())
+      throw ConfigError(command_line("--shard"), "--slurm assigns the shards itself", "--slurm or --shard, not both");
+    if (!o.trace.empty())
+      throw ConfigError(command_line("--trace"), "a sweep has no single step to trace",
+                        "--trace with a plain experiment");
+    return;
+  }
+  const char* only_slurm = o.s.array_size_given ? "--array-size"
+                           : !o.s.partition.empty() ? "--partition"
+                           : !o.s.time.empty()      ? "--time"
+                           : o.s.cpus_per_task != 1 ? "--cpus-per-task"
+                           : o.s.dry_run            ? "--dry-run"
+                           : o.s.wait               ? "--wait"
+                                                    : nullptr;
+  if (only_slurm)
+    throw ConfigError(command_line(only_slurm), std::string(only_slurm) + " applies to --slurm submissions",
+                      "--slurm --out DIR " + std::string(only_slurm) + " ...");
+}
+
 } // namespace
 
 void add_run_command(CLI::App& app, Action& action)
@@ -90,6 +115,8 @@ void add_run_command(CLI::App& app, Action& action)
     int jobs = 0;
     std::string trace;
     bool kernels = false;
+    bool slurm = false;
+    SlurmOptions s;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate one training step of an experiment and report step time, MFU, "
@@ -103,10 +130,31 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_option("--jobs", opt->jobs, "sweeps: simulations in parallel (default: all cores)");
   cmd->add_option("--trace", opt->trace, "write a Chrome/Perfetto trace of the step to FILE.json");
   cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
-  cmd->callback([opt, &action] {
+  cmd->add_flag("--slurm", opt->slurm,
+                "sweeps: submit the shards as a Slurm job array into DIR/shards/I and a job that merges them "
+                "into DIR (needs --out)");
+  auto* array = cmd->add_option("--array-size", opt->s.array_size, "--slurm: shards (default: min(points, 100))");
+  cmd->add_option("--partition", opt->s.partition, "--slurm: the Slurm partition");
+  cmd->add_option("--time", opt->s.time, "--slurm: time limit per task (Slurm's format, e.g. 2:00:00)");
+  cmd->add_option("--cpus-per-task", opt->s.cpus_per_task, "--slurm: CPUs per task, the sweep's --jobs in each");
+  cmd->add_flag("--dry-run", opt->s.dry_run, "--slurm: print the scripts and sbatch commands; submit nothing");
+  cmd->add_flag("--wait", opt->s.wait, "--slurm: wait for the jobs; exit 1 naming the shards that failed");
+  cmd->callback([opt, array, &action] {
+    opt->s.array_size_given = array->count() > 0;
     action = [opt] {
       YamlNode doc = YamlNode::load_file(opt->experiment);
-      if (auto sweep = parse_sweep(doc))
+      check_slurm_flags(*opt);
+      auto sweep = parse_sweep(doc);
+      if (opt->slurm) {
+        if (!sweep)
+          throw ConfigError(command_line("--slurm"), "'" + opt->experiment + "' has no sweep to spread over tasks",
+                            "--slurm with an experiment that has a sweep: section");
+        opt->s.experiment = opt->experiment;
+        opt->s.out = opt->out;
+        opt->s.full = opt->full;
+        return submit_slurm(doc, *sweep, opt->s);
+      }
+      if (sweep)
         return run_sweep_command(doc, *sweep, opt->out, opt->shard, opt->jobs, opt->full, opt->trace);
       if (!opt->shard.empty())
         throw ConfigError(command_line("--shard"), "'" + opt->experiment + "' has no sweep to shard",

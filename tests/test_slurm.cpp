@@ -1,0 +1,126 @@
+// run --slurm without a Slurm cluster: the scripts a dry run prints, the flags it refuses, and
+// the messages where Slurm is missing. tests/slurm/test_slurm.sh runs it on a real Slurm.
+#include "Slurm.hpp"
+#include "TestUtil.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <sys/stat.h>
+
+using namespace clustersim;
+using namespace clustersim::test;
+
+namespace {
+
+const char* kSweep = R"(name: slurm-sweep
+model: gpt3-125m
+cluster: {platform: dgx-a100-80gb, gpus: 8}
+training: {micro_batch: 2, precision: bf16, flash_attention: true}
+sweep:
+  axes:
+    cluster.gpus: [8, 16, 32, 64]
+    training.tp: [1, 2]
+)";
+
+bool exists(const std::string& p)
+{
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+} // namespace
+
+TEST_CASE("slurm: array lists compress consecutive shards and time limits follow Slurm's formats")
+{
+  CHECK(array_ranges({0, 1, 2, 3}) == "0-3");
+  CHECK(array_ranges({2}) == "2");
+  CHECK(array_ranges({0, 2, 3, 4, 7}) == "0,2-4,7");
+  for (const char* ok : {"30", "30:00", "2:00:00", "1-0", "1-12:30", "2-00:00:00"})
+    CHECK_MESSAGE(is_slurm_time(ok), ok);
+  for (const char* bad : {"", "1:99", "1h", "-1", "1-2-3", "1:00:00:00", "x"})
+    CHECK_MESSAGE(!is_slurm_time(bad), bad);
+}
+
+TEST_CASE("slurm: a dry run prints an array of shards, a merge after them and a failure note, and writes nothing")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  auto r = run_cli("run " + exp + " --out " + out + " --slurm --array-size 4 --partition gpu --time 2:00:00 "
+                   "--cpus-per-task 2 --dry-run");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(!exists(out));
+  CHECK(r.out.find("# ---- " + out + "/slurm/array.sh\n#!/bin/sh\n") == 0);
+  for (const char* line : {"#SBATCH --array=0-3\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=2:00:00\n",
+                           "#SBATCH --cpus-per-task=2\n", "--shard \"$i/4\"", "/shards'/\"$i\" --jobs 2\n",
+                           "#SBATCH --output=" /* logs under DIR/slurm */})
+    CHECK_MESSAGE(r.out.find(line) != std::string::npos, line);
+  CHECK(r.out.find(out + "/slurm/shard-%a.log") != std::string::npos);
+  // the merge names every shard, in order, and writes into DIR
+  CHECK(r.out.find(" merge '" + out + "/shards/0' '" + out + "/shards/1' '" + out + "/shards/2' '" + out +
+                   "/shards/3' --out '" + out + "'\n") != std::string::npos);
+  CHECK(r.out.find("sbatch --parsable --dependency=afterok:ARRAY --kill-on-invalid-dep=yes '" + out +
+                   "/slurm/merge.sh'") != std::string::npos);
+  CHECK(r.out.find("--dependency=afternotok:ARRAY") != std::string::npos);
+  // more tasks than points: one point per shard
+  auto wide = run_cli("run " + exp + " --out " + out + " --slurm --array-size 64 --dry-run");
+  REQUIRE(wide.exit_code == 0);
+  CHECK(wide.out.find("#SBATCH --array=0-7\n") != std::string::npos);
+  auto byte = run_cli("run " + exp + " --out " + out + " --slurm --array-size 4 --partition gpu --time 2:00:00 "
+                      "--cpus-per-task 2 --dry-run");
+  CHECK(byte.out == r.out);
+}
+
+TEST_CASE("slurm: bad flags exit 2 with one line and nothing written")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases{
+      {"--out " + out + " --slurm --array-size 0", "command line: --array-size: 0 tasks; valid: 1 to 1000000\n"},
+      {"--out " + out + " --slurm --array-size -3", "command line: --array-size: -3 tasks; valid: 1 to 1000000\n"},
+      {"--slurm", "command line: --slurm: the shards and the merged results need a directory; valid: --slurm with "
+                  "--out DIR\n"},
+      {"--out " + out + " --slurm --cpus-per-task 0", "command line: --cpus-per-task: 0 CPUs; valid: 1 to 4096\n"},
+      {"--out " + out + " --slurm --partition 'a b'",
+       "command line: --partition: 'a b' is not a partition name; valid: letters, digits, '_', '.' and '-'\n"},
+      {"--out " + out + " --dry-run", "command line: --dry-run: --dry-run applies to --slurm submissions; valid: "
+                                      "--slurm --out DIR --dry-run ...\n"},
+      {"--out " + out + " --array-size 4", "command line: --array-size: --array-size applies to --slurm "
+                                           "submissions; valid: --slurm --out DIR --array-size ...\n"},
+      {"--out " + out + " --slurm --shard 0/2", "command line: --shard: --slurm assigns the shards itself; valid: "
+                                                "--slurm or --shard, not both\n"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_cli("run " + exp + " " + c.args);
+    CHECK_MESSAGE(r.exit_code == 2, c.args);
+    CHECK(r.err == c.message);
+    CHECK(r.out.empty());
+    CHECK(!exists(out));
+  }
+  std::string plain = write_temp("plain.yaml", "model: gpt3-125m\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n");
+  auto r = run_cli("run " + plain + " --out " + out + " --slurm --dry-run");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("command line: --slurm: '" + plain + "' has no sweep to spread over tasks") == 0);
+}
+
+TEST_CASE("slurm: without sbatch on PATH the user is told, and nothing is submitted")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  // a PATH with the test helpers' mkdir and nothing of Slurm
+  std::string bin = temp_dir();
+  REQUIRE(std::system(("ln -s /bin/mkdir '" + bin + "/mkdir'").c_str()) == 0);
+  ::setenv("PATH", bin.c_str(), 1);
+  auto r = run_cli("run " + exp + " --out " + out + " --slurm --partition gpu");
+  auto s = run_cli("run " + exp + " --out " + out + " --slurm");
+  ::setenv("PATH", path.c_str(), 1);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "command line: --slurm: sinfo is not on PATH: Slurm's client commands are missing; valid: a "
+                 "machine with sbatch, squeue and sinfo (or --dry-run)\n");
+  CHECK(s.exit_code == 2);
+  CHECK(s.err.find("command line: --slurm: sbatch is not on PATH") == 0);
+}
