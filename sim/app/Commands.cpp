@@ -15,6 +15,7 @@ void add_commands(CLI::App& app, Action& action)
   add_validate_command(app, action);
   add_plan_command(app, action);
   add_schema_command(app, action);
+  add_goodput_command(app, action);
 }
 
 } // namespace clustersim

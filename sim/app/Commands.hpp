@@ -26,6 +26,7 @@ void add_plot_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
 void add_schema_command(CLI::App& app, Action& action);
+void add_goodput_command(CLI::App& app, Action& action);
 /// "1MiB:16GiB" (doubling), "1GiB" or "1MiB,4MiB" → sizes in bytes; ConfigError on bad input.
 std::vector<double> parse_sizes(const std::string& spec);
 

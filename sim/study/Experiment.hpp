@@ -5,6 +5,7 @@
 
 #include "Catalog.hpp"
 #include "ModelSpec.hpp"
+#include "Reliability.hpp"
 #include "Schema.hpp"
 #include "TrainingSpec.hpp"
 
@@ -27,6 +28,7 @@ struct ExperimentSpec {
   /// contention-free evaluation of the task graph.
   std::string mode = "auto";
   double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
+  ReliabilitySpec reliability = default_reliability(); ///< failures and checkpoints (goodput)
   /// Where each key was written ("training.tp", "cluster.gpus", ...), for errors found after
   /// parsing; empty for experiments built in code.
   SourceMap where;
