@@ -284,3 +284,27 @@ TEST_CASE("plan --fixed sets the framework and the pipeline split for every cand
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("framework=jax: unknown framework 'jax'") != std::string::npos);
 }
+
+TEST_CASE("plan --objective goodput ranks by days through failures, searching cluster sizes")
+{
+  auto r = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 64 --objective goodput "
+                   "--tokens 1e11 --top 3 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["objective"] == "goodput");
+  const auto& ranked = j["ranked"];
+  REQUIRE(ranked.size() >= 2);
+  double last = 0;
+  for (const auto& c : ranked) {
+    // through failures and checkpoints: longer than the failure-free time, by under 10 % here
+    const double free_days = 1e11 / c["tokens_per_s"].get<double>() / 86400;
+    const double days = c["goodput_days"].get<double>();
+    CHECK(days > free_days);
+    CHECK(days < 1.1 * free_days);
+    CHECK(days >= last); // ranked by it
+    last = days;
+  }
+  auto bad = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 64 --objective goodpt");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("valid: time, cost, deadline, goodput, goodput-cost") != std::string::npos);
+}

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -155,4 +156,71 @@ TEST_CASE("study cluster-whatif: 200 Gb/s costs time - rail-aligned rings do not
   CHECK(step.at("dgx-h100-200g") > 1.1 * step.at("dgx-h100"));
   CHECK(step.at("dgx-h100-2to1") == doctest::Approx(step.at("dgx-h100")).epsilon(0.01));
   CHECK(step.at("dgx-h100-fattree-2to1") >= step.at("dgx-h100-fattree") * 0.999);
+}
+
+namespace {
+
+/// Runs `clustersim goodput experiments/NAME.yaml --out DIR` and loads its results.json.
+Study goodput_study(const std::string& name, const std::vector<std::string>& figures)
+{
+  Study s;
+  s.dir = temp_dir() + "/" + name;
+  auto r = run_cli("goodput " + source_path("experiments/" + name + ".yaml") + " --out " + s.dir);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::ifstream in(s.dir + "/results.json");
+  s.rows = json::parse(in).at("rows");
+  for (const auto& f : figures)
+    REQUIRE(std::filesystem::exists(s.dir + "/" + f + ".png"));
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("study goodput-scale: ETTR falls with GPUs, from above 0.98 at 1k to below 0.8 at 64k")
+{
+  Study s = goodput_study("goodput-scale", {"ettr", "days"});
+  REQUIRE(s.rows.size() == 7);
+  double last = 1;
+  for (const auto& row : s.rows) {
+    CHECK(row.at("status") == "ok");
+    CHECK(num(row, "ettr") < last);
+    CHECK(num(row, "mc_ettr_p05") <= num(row, "mc_ettr_p95"));
+    last = num(row, "ettr");
+  }
+  CHECK(num(s.rows.front(), "ettr") > 0.98);
+  CHECK(num(s.rows[4], "ettr") > 0.9); // 16k: Llama 3's "higher than 90 %"
+  CHECK(num(s.rows.back(), "ettr") < 0.8);
+  // GPU-hours grow with the cluster: the same tokens cost more through failures
+  CHECK(num(s.rows.back(), "goodput_gpu_hours") > 1.2 * num(s.rows.front(), "goodput_gpu_hours"));
+}
+
+TEST_CASE("study goodput-interval: the ETTR peaks at the sweep's interval nearest the Young/Daly optimum")
+{
+  Study s = goodput_study("goodput-interval", {"ettr"});
+  REQUIRE(s.rows.size() == 8);
+  std::size_t best = 0, nearest = 0;
+  const double optimum = num(s.rows[0], "optimal_interval_s");
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    if (num(s.rows[i], "ettr") > num(s.rows[best], "ettr"))
+      best = i;
+    if (std::abs(std::log(num(s.rows[i], "checkpoint_interval_s") / optimum)) <
+        std::abs(std::log(num(s.rows[nearest], "checkpoint_interval_s") / optimum)))
+      nearest = i;
+  }
+  CHECK(best == nearest);
+}
+
+TEST_CASE("study dp-jitter-7b: per-rank jitter of sigma 0.1 brings 96 GPUs to the practitioners' 70-80x")
+{
+  Study s = run_study("dp-jitter-7b", {"scaling"});
+  REQUIRE(s.rows.size() == 36);
+  std::map<std::string, double> at96;
+  for (const auto& row : s.rows)
+    if (num(row, "gpus") == 96)
+      at96[row.at("faults.jitter.sigma").get<std::string>()] = num(row, "scaling_efficiency");
+  CHECK(at96.at("0") > 0.99);
+  CHECK(at96.at("0.02") < at96.at("0"));
+  CHECK(at96.at("0.05") < at96.at("0.02"));
+  CHECK(at96.at("0.1") * 96 > 70);
+  CHECK(at96.at("0.1") * 96 < 80);
 }

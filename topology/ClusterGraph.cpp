@@ -224,6 +224,45 @@ void ClusterGraph::append_local(const std::vector<RouteStep>& steps, int node_sr
   }
 }
 
+std::string ClusterGraph::vertex_name(VertexId v) const
+{
+  return std::string(to_string(graph_[v].kind)) + std::to_string(graph_[v].global);
+}
+
+long long ClusterGraph::find_vertex(const std::string& name) const
+{
+  for (auto [v, end] = boost::vertices(graph_); v != end; ++v)
+    if (vertex_name(*v) == name)
+      return static_cast<long long>(*v);
+  return -1;
+}
+
+std::vector<int> ClusterGraph::arcs_of(long long a, long long b) const
+{
+  std::vector<int> out;
+  for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
+    const auto s = static_cast<long long>(boost::source(*e, graph_));
+    const auto t = static_cast<long long>(boost::target(*e, graph_));
+    if (b < 0 ? (s == a || t == a) : ((s == a && t == b) || (s == b && t == a)))
+      out.push_back(graph_[*e].id);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void ClusterGraph::scale_arc(int arc, double factor)
+{
+  for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
+    ArcInfo& info = graph_[*e];
+    if (info.id != arc)
+      continue;
+    Resource& r = resources_[static_cast<std::size_t>(info.resource)];
+    r.bandwidth = std::max(0.0, r.bandwidth - info.bandwidth * (1 - factor));
+    info.bandwidth *= factor;
+    return;
+  }
+}
+
 double ClusterGraph::route(int a, int b, std::vector<int>& out) const
 {
   double latency = 0;

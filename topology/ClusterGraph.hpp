@@ -90,6 +90,18 @@ public:
   /// of their latencies. Empty for a == b.
   double route(int gpu_a, int gpu_b, std::vector<int>& resources) const;
 
+  // ---- fault injection ----
+  /// A vertex's name: its kind and global index ("spine0", "leaf3", "nic12", "gpu5").
+  std::string vertex_name(VertexId v) const;
+  /// The vertex called `name`, or -1.
+  long long find_vertex(const std::string& name) const;
+  /// Ids of the arcs between two vertices (both directions), or touching one (b == -1).
+  std::vector<int> arcs_of(long long a, long long b = -1) const;
+  /// Scales one arc's bandwidth by `factor` (0: down) and its resource with it: a bundle of
+  /// parallel up-links loses that arc's share (ECMP spreads over the rest), any other resource
+  /// is the arc itself.
+  void scale_arc(int arc, double factor);
+
 private:
   struct RouteStep {
     int node_sel; ///< 0: arc of the source's node, 1: of the destination's node

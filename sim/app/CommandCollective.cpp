@@ -4,6 +4,7 @@
 #include "CollectiveBench.hpp"
 #include "CollectiveEngine.hpp"
 #include "Commands.hpp"
+#include "Faults.hpp"
 #include "Experiment.hpp"
 #include "Registry.hpp"
 #include "Isolated.hpp"
@@ -84,7 +85,21 @@ struct CollectiveOptions {
   bool json = false;
   bool list = false;
   int jobs = 0;
+  std::string faults; ///< a faults: section's file (links only)
 };
+
+/// The link faults of `--faults FILE` (the keys of an experiment's faults: section).
+FaultSpec collective_faults(const std::string& file)
+{
+  if (file.empty())
+    return {};
+  YamlNode doc = YamlNode::load_file(file);
+  FaultSpec f = parse_faults(doc);
+  if (!f.stragglers.empty() || f.jitter_sigma > 0)
+    throw ConfigError(doc.where(), "a collective runs no kernels: stragglers and jitter do not apply",
+                      "a faults file with links: only");
+  return f;
+}
 
 std::vector<int> gpu_counts(const std::string& text, const PlatformSpec& p)
 {
@@ -178,9 +193,15 @@ int collective_command(const CollectiveOptions& o)
   PlatformSpec p = catalog.platform(o.platform, command_line("--platform"));
   std::vector<int> counts = gpu_counts(o.gpus, p);
   std::vector<double> sizes = parse_sizes(o.sizes);
+  const FaultSpec faults = collective_faults(o.faults);
+  for (int n : counts) { // unknown names and lost paths are input errors, before forking
+    ClusterGraph cg = ClusterGraph::build(p, n);
+    apply_link_faults(faults, cg);
+  }
   // the algorithm on one point before forking (a clean error, exit 2)
   {
     ClusterGraph cg = ClusterGraph::build(p, counts.front());
+    apply_link_faults(faults, cg);
     CollectiveEngine engine(cg, catalog.protocols());
     try {
       engine.best_plan(op, first_ranks(counts.front()), sizes.front(), o.algo);
@@ -191,8 +212,9 @@ int collective_command(const CollectiveOptions& o)
   std::vector<std::function<std::string()>> points;
   for (int n : counts)
     for (double s : sizes)
-      points.push_back([&catalog, &p, op, n, s, algo = o.algo] {
+      points.push_back([&catalog, &p, &faults, op, n, s, algo = o.algo] {
         ClusterGraph cg = ClusterGraph::build(p, n);
+        apply_link_faults(faults, cg);
         CollectiveRun r = run_collectives(cg, catalog.protocols(), {{op, first_ranks(n), s, algo}});
         nlohmann::ordered_json j{{"algo", r.algorithm + "/" + r.protocol}, {"time_s", r.seconds}};
         return j.dump();
@@ -216,6 +238,8 @@ void add_collective_command(CLI::App& app, Action& action)
   cmd->add_flag("--list-algorithms", opt->list, "list the collective algorithms and what each runs");
   cmd->add_flag("--json", opt->json, "print JSON rows");
   cmd->add_option("--jobs", opt->jobs, "parallel simulations (default: all cores)");
+  cmd->add_option("--faults", opt->faults,
+                  "YAML file with the links: of an experiment's faults: section (degraded or failed links)");
   cmd->callback([opt, &action] { action = [opt] { return collective_command(*opt); }; });
 }
 

@@ -1,7 +1,11 @@
 // clustersim goodput: the simulated step against failures, checkpoints and restarts.
 #include "Commands.hpp"
 #include "Goodput.hpp"
+#include "Isolated.hpp"
+#include "Output.hpp"
+#include "Plot.hpp"
 #include "Simulation.hpp"
+#include "Sweep.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -14,6 +18,7 @@ namespace {
 
 struct GoodputOptions {
   std::string experiment;
+  std::string out;
   double tokens = 0;
   long long seed = -1;
   long long trials = 0;
@@ -144,6 +149,106 @@ std::string format_goodput(const GoodputResult& g, const RunMetrics& m)
   return s;
 }
 
+void apply_flags(const GoodputOptions& o, bool tokens, bool seed, bool trials, ExperimentSpec& e)
+{
+  if (tokens)
+    e.budget_tokens = o.tokens;
+  if (seed)
+    e.reliability.seed = o.seed;
+  if (trials)
+    e.reliability.trials = o.trials;
+}
+
+const std::vector<const char*>& goodput_columns()
+{
+  static const std::vector<const char*> c{"interruptions_per_day", "checkpoint_write_s", "checkpoint_interval_s",
+                                          "optimal_interval_s",    "work_days",          "wall_days",
+                                          "ettr",                  "mc_wall_days_p05",   "mc_wall_days_p95",
+                                          "mc_ettr_mean",          "mc_ettr_p05",        "mc_ettr_p95",
+                                          "goodput_gpu_hours",     "goodput_cost_usd"};
+  return c;
+}
+
+/// A row of a point that did not run: the goodput columns empty.
+Json without_goodput(Json row)
+{
+  for (const char* c : goodput_columns())
+    row[c] = Json();
+  return row;
+}
+
+/// One sweep point: the run's row with the goodput columns after it.
+Json goodput_row(const YamlNode& doc, const SweepSpec& sweep, std::size_t index, const Catalog& catalog,
+                 const std::function<void(ExperimentSpec&)>& flags)
+{
+  SweepPoint point = point_at(sweep, index);
+  ExperimentSpec e;
+  try {
+    e = parse_experiment(apply_point(doc, sweep, point), catalog);
+  } catch (const ConfigError& err) {
+    return without_goodput(sweep_row(sweep, point, err.kind() == ConfigError::Kind::rule ? "invalid" : "error",
+                                     err.kind() == ConfigError::Kind::rule ? err.problem() : err.what(), nullptr));
+  }
+  flags(e);
+  RunMetrics m;
+  try {
+    m = run_experiment(e, catalog);
+  } catch (const std::exception& err) {
+    return without_goodput(sweep_row(sweep, point, "error", err.what(), nullptr));
+  }
+  GoodputResult g = goodput(e.reliability, input_of(e, m));
+  Json row = sweep_row(sweep, point, "ok", "", &m);
+  auto put = [&](const char* k, double v, bool ok = true) { row[k] = ok && std::isfinite(v) ? Json(v) : Json(); };
+  put("interruptions_per_day", g.unexpected_per_day + g.planned_per_day);
+  put("checkpoint_write_s", g.write_s);
+  put("checkpoint_interval_s", g.interval_s);
+  // the Young/Daly optimum of this point, for interval sweeps
+  ExperimentSpec optimal = e;
+  optimal.reliability.interval_s = 0;
+  put("optimal_interval_s", goodput(optimal.reliability, input_of(e, m)).interval_s);
+  put("work_days", g.work_s / 86400);
+  put("wall_days", g.wall_s / 86400, g.progresses);
+  put("ettr", g.ettr, g.progresses);
+  put("mc_wall_days_p05", g.mc_wall_p05 / 86400, g.progresses);
+  put("mc_wall_days_p95", g.mc_wall_p95 / 86400, g.progresses);
+  put("mc_ettr_mean", g.mc_ettr_mean, g.progresses);
+  put("mc_ettr_p05", g.mc_ettr_p05, g.progresses);
+  put("mc_ettr_p95", g.mc_ettr_p95, g.progresses);
+  put("goodput_gpu_hours", g.gpu_hours, g.progresses);
+  put("goodput_cost_usd", g.cost_usd, g.progresses);
+  return row;
+}
+
+int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec& sweep,
+                  const std::function<void(ExperimentSpec&)>& flags)
+{
+  if (o.out.empty())
+    throw ConfigError(command_line("--out"), "a sweep writes results.csv and results.json", "--out DIR");
+  check_directory(o.out, "--out");
+  std::vector<PlotSpec> plots;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "plot")
+      plots = parse_plots(v);
+  Catalog catalog = Catalog::open();
+  std::vector<Json> rows;
+  for (std::size_t i = 0; i < sweep.points; ++i) // one process per point (one SimGrid engine each)
+    rows.push_back(Json::parse(run_isolated([&] { return goodput_row(doc, sweep, i, catalog, flags).dump(); })));
+  std::string name = o.experiment;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "name")
+      name = v.as_string();
+  const std::string csv = rows_to_csv(rows);
+  OutputSet files;
+  files.add(o.out + "/results.csv", csv, "--out");
+  files.add(o.out + "/results.json", rows_to_json(name, rows), "--out");
+  for (auto& [file, contents] : draw_plots(plots, csv, o.out))
+    files.add(file, contents, "--out");
+  files.commit();
+  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)\n", o.out.c_str(), o.out.c_str(),
+               rows.size());
+  return 0;
+}
+
 } // namespace
 
 void add_goodput_command(CLI::App& app, Action& action)
@@ -157,6 +262,7 @@ void add_goodput_command(CLI::App& app, Action& action)
   cmd->add_option("--seed", o->seed, "Monte-Carlo seed (default: reliability.seed)");
   cmd->add_option("--trials", o->trials, "Monte-Carlo runs (default: reliability.trials)");
   cmd->add_flag("--json", o->json, "print JSON");
+  cmd->add_option("--out", o->out, "sweeps: write DIR/results.csv, results.json and the plot: figures");
   cmd->callback([o, cmd, &action] {
     const bool tokens = cmd->count("--tokens") > 0, seed = cmd->count("--seed") > 0,
                trials = cmd->count("--trials") > 0;
@@ -167,14 +273,16 @@ void add_goodput_command(CLI::App& app, Action& action)
         throw ConfigError(command_line("--seed"), std::to_string(o->seed), "an integer from 0");
       if (trials && (o->trials < 1 || o->trials > 1000000))
         throw ConfigError(command_line("--trials"), std::to_string(o->trials) + " trials", "1 to 1000000");
+      YamlNode doc = YamlNode::load_file(o->experiment);
+      auto flags = [o, tokens, seed, trials](ExperimentSpec& x) { apply_flags(*o, tokens, seed, trials, x); };
+      if (auto sweep = parse_sweep(doc))
+        return goodput_sweep(*o, doc, *sweep, flags);
+      if (!o->out.empty())
+        throw ConfigError(command_line("--out"), "'" + o->experiment + "' has no sweep",
+                          "--out with an experiment that has a sweep: section");
       Catalog catalog = Catalog::open();
-      ExperimentSpec e = parse_experiment(YamlNode::load_file(o->experiment), catalog);
-      if (tokens)
-        e.budget_tokens = o->tokens;
-      if (seed)
-        e.reliability.seed = o->seed;
-      if (trials)
-        e.reliability.trials = o->trials;
+      ExperimentSpec e = parse_experiment(doc, catalog);
+      flags(e);
       RunMetrics m = run_experiment(e, catalog);
       GoodputResult g = goodput(e.reliability, input_of(e, m));
       std::cout << (o->json ? to_json(g, m).dump(2) + "\n" : format_goodput(g, m));

@@ -53,6 +53,10 @@ OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
     j["time_to_train_days"] = c.sim.time_to_train_s / 86400;
     j["cost_usd"] = c.sim.cost_usd;
     j["usd_per_million_tokens"] = usd_per_million_tokens(r, c);
+    if (r.objective == "goodput")
+      j["goodput_days"] = plan_objective(r, c.gpus, c.sim.step_time_s);
+    else if (r.objective == "goodput-cost")
+      j["goodput_cost_usd"] = plan_objective(r, c.gpus, c.sim.step_time_s);
     j["simulation_mode"] = c.sim.mode;
   }
   return j;
@@ -65,9 +69,11 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   std::snprintf(buf, sizeof buf, "plan: %s on %d x %s, global batch %d, seq %d, %s; objective: %s\n",
                 r.model.name.c_str(), r.gpus, r.platform.name.c_str(), r.global_batch, r.model.seq_len,
                 to_string(r.base.precision),
-                r.objective == "time"   ? "step time"
-                : r.objective == "cost" ? "cost per token"
-                                        : "fewest GPUs within the deadline");
+                r.objective == "time"           ? "step time"
+                : r.objective == "cost"         ? "cost per token"
+                : r.objective == "goodput"      ? "days to train the tokens through failures"
+                : r.objective == "goodput-cost" ? "dollars to train the tokens through failures"
+                                                : "fewest GPUs within the deadline");
   o << buf;
   std::snprintf(buf, sizeof buf, "  %zu layouts enumerated, %zu estimated, %zu simulated; %.1f s\n", res.candidates,
                 res.estimated, res.ranked.size(), res.wall_s);
@@ -89,12 +95,13 @@ std::string report(const PlanRequest& r, const PlanResult& res)
     o << "\n  no layout fits\n";
     return o.str();
   }
+  const bool goodput = r.objective == "goodput" || r.objective == "goodput-cost";
   int width = 6;
   for (const auto& c : res.ranked)
     width = std::max(width, static_cast<int>(describe_layout(c.training).size()));
   std::snprintf(buf, sizeof buf,
-                "\n   #  GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok\n",
-                width, "layout");
+                "\n   #  GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok%s\n",
+                width, "layout", goodput ? "  objective" : "");
   o << buf;
   int i = 0;
   for (const auto& c : res.ranked) {
@@ -103,6 +110,12 @@ std::string report(const PlanRequest& r, const PlanResult& res)
                   100 * c.sim.mfu, c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
                   c.sim.breakdown.bubble, usd_per_million_tokens(r, c));
     o << buf;
+    if (goodput) { // days or dollars through failures, at the simulated step
+      o.seekp(-1, std::ios_base::end);
+      std::snprintf(buf, sizeof buf, r.objective == "goodput" ? "  %7.2f d\n" : "  $%.3g\n",
+                    plan_objective(r, c.gpus, c.sim.step_time_s));
+      o << buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "\n  rank correlation of estimate and simulation over these %zu: %.2f (Spearman)\n",
                 res.ranked.size(), res.rank_correlation);
@@ -238,7 +251,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   int_argument(o.top, "--top", 1, 1000);
   if (o.jobs != 0)
     int_argument(o.jobs, "--jobs", 1, 4096);
-  static const std::vector<std::string> objectives{"time", "cost", "deadline"};
+  static const std::vector<std::string> objectives{"time", "cost", "deadline", "goodput", "goodput-cost"};
   if (std::find(objectives.begin(), objectives.end(), o.objective) == objectives.end())
     throw ConfigError(command_line("--objective"), unknown_name("objective", o.objective, objectives),
                       join(objectives));
@@ -262,6 +275,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   r.global_batch = o.global_batch;
   r.base.precision = precision_argument(o.precision, r.platform.node.gpu);
   r.base.flash_attention = !o.no_flash;
+  r.base.frameworks = catalog.frameworks();
   r.max_tp = o.max_tp_given ? o.max_tp : 0;
   r.objective = o.objective;
   r.deadline_days = o.deadline_days;
@@ -311,7 +325,7 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_option("--top", opt->top, "layouts to simulate (default 5)");
   cmd->add_option("--max-tp", opt->max_tp, "largest tensor-parallel degree (default: the NVLink domain)");
   cmd->add_option("--fixed", opt->fixed, "fix a layout field, e.g. --fixed pp=8 --fixed zero=1 (repeatable)");
-  cmd->add_option("--objective", opt->objective, "time (default) | cost | deadline");
+  cmd->add_option("--objective", opt->objective, "time (default) | cost | deadline | goodput (days to train --tokens through failures) | goodput-cost");
   cmd->add_option("--tokens", opt->tokens, "token budget for cost and deadline (default 1e12)");
   cmd->add_option("--deadline-days", opt->deadline_days, "deadline objective: days to train --tokens");
   cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention");

@@ -82,6 +82,16 @@ std::string format_report(const RunMetrics& m)
   share("pipeline bubble / wait", b.bubble);
   if (b.other > 0)
     share("other", b.other);
+  if (m.has_least_loaded) {
+    const Breakdown& l = m.least_loaded;
+    std::snprintf(buf, sizeof buf,
+                  "  where the others wait (rank %u, the least compute: %s): exposed TP %s, CP %s, PP %s, DP %s, "
+                  "EP %s, bubble %s\n",
+                  l.rank, format_time(l.compute).c_str(), format_time(l.exposed_tp).c_str(),
+                  format_time(l.exposed_cp).c_str(), format_time(l.exposed_pp).c_str(),
+                  format_time(l.exposed_dp).c_str(), format_time(l.exposed_ep).c_str(), format_time(l.bubble).c_str());
+    o << buf;
+  }
   const MemoryBreakdown& mem = m.memory;
   std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
                 format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),

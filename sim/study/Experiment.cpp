@@ -27,6 +27,7 @@ const Section& experiment_section()
                              K::section("baseline", "baseline", "the scaling-efficiency baseline"),
                              K::section("simulation", "simulation", "how the step is simulated"),
                              K::section("budget", "budget", "the token budget of time-to-train, GPU-hours and cost"),
+                             K::section("faults", "faults", "stragglers, jitter and link faults in the step"),
                              K::section("reliability", "reliability",
                                         "failures, checkpoints and restarts (clustersim goodput)"),
                              K::section("sweep", "sweep", "run once per point of these axes"),
@@ -86,7 +87,8 @@ std::vector<const Section*> all_sections()
   return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &reliability_section(),   &reliability_fit_section(),
-          &reliability_checkpoint_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
+          &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
+          &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
           &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
           &fabric_section(),     &cost_section(),          &gpu_catalog_section(), &kernels_section(),
@@ -217,6 +219,8 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
     e.budget_tokens = bm.number("tokens");
     bm.finish();
   }
+  if (auto f = top.find("faults"))
+    e.faults = parse_faults(*f);
   if (auto r = top.find("reliability"))
     e.reliability = parse_reliability(*r);
   top.find("sweep"); // read by parse_sweep

@@ -5,6 +5,7 @@
 
 #include "Catalog.hpp"
 #include "ModelSpec.hpp"
+#include "Faults.hpp"
 #include "Reliability.hpp"
 #include "Schema.hpp"
 #include "TrainingSpec.hpp"
@@ -29,6 +30,7 @@ struct ExperimentSpec {
   std::string mode = "auto";
   double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
   ReliabilitySpec reliability = default_reliability(); ///< failures and checkpoints (goodput)
+  FaultSpec faults;                                    ///< what-ifs simulated in the step
   /// Where each key was written ("training.tp", "cluster.gpus", ...), for errors found after
   /// parsing; empty for experiments built in code.
   SourceMap where;

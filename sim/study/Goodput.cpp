@@ -282,7 +282,9 @@ void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, Goodpu
 
 double goodput_wall_s(const ReliabilitySpec& spec, const GoodputInput& in, double interval_s)
 {
-  return closed_wall(rates_of(spec, in, nullptr), interval_s);
+  const Rates r = rates_of(spec, in, nullptr);
+  const double tau = interval_s > 0 ? interval_s : spec.interval_s > 0 ? spec.interval_s : daly_interval(r);
+  return closed_wall(r, tau);
 }
 
 GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in)

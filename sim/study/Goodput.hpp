@@ -86,8 +86,8 @@ struct GoodputResult {
 
 /// The closed form and the Monte-Carlo band.
 GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in);
-/// The closed-form wall time for one checkpoint interval (for sweeps of the interval); +inf
-/// when the run cannot progress.
+/// The closed-form wall time for one checkpoint interval (<= 0: the spec's, else the Young/Daly
+/// optimum); +inf when the run cannot progress.
 double goodput_wall_s(const ReliabilitySpec& spec, const GoodputInput& in, double interval_s);
 
 } // namespace clustersim

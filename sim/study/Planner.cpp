@@ -1,3 +1,4 @@
+#include "Goodput.hpp"
 #include "Planner.hpp"
 
 #include "ClusterGraph.hpp"
@@ -38,6 +39,7 @@ std::vector<int> gpu_counts(const PlanRequest& r)
 {
   if (r.objective == "time")
     return {r.gpus};
+  // cost, deadline, goodput: every node multiple that doubles up to --gpus
   std::vector<int> out;
   for (int g = r.platform.node.gpus; g < r.gpus; g *= 2)
     out.push_back(g);
@@ -171,9 +173,25 @@ std::string layout_key(const TrainingSpec& t)
 
 double plan_objective(const PlanRequest& r, int gpus, double step_s)
 {
+  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
+  if (r.objective == "goodput" || r.objective == "goodput-cost") {
+    GoodputInput in;
+    in.step_s = step_s;
+    in.tokens_per_step = tokens_per_step;
+    in.budget_tokens = r.tokens;
+    in.gpus = gpus;
+    in.gpus_per_node = r.platform.node.gpus;
+    in.nics_per_node = r.platform.node.nics > 0 ? r.platform.node.nics : r.platform.node.gpus;
+    const StateBytes st = r.base.states();
+    in.checkpoint_bytes = r.model.total_params() * (st.weights + st.optimizer);
+    in.usd_per_gpu_hour = r.platform.cost.usd_per_gpu_hour;
+    const double wall = goodput_wall_s(r.reliability, in, 0);
+    if (r.objective == "goodput")
+      return wall / 86400; // days
+    return wall / 3600 * gpus * r.platform.cost.usd_per_gpu_hour; // dollars
+  }
   if (r.objective != "cost")
     return step_s;
-  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
   return r.platform.cost.usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6; // $ per million tokens
 }
 

@@ -17,6 +17,7 @@
 /// the fewest GPUs (node multiples, doubling) whose best layout trains the token budget within
 /// a deadline.
 
+#include "Reliability.hpp"
 #include "Catalog.hpp"
 #include "CostModel.hpp"
 #include "ModelSpec.hpp"
@@ -41,8 +42,11 @@ struct PlanRequest {
   TrainingSpec base;
   int max_tp = 0;                           ///< 0: the NVLink domain
   std::map<std::string, std::string> fixed; ///< layout field -> value (tp, pp, cp, dp, vpp, zero, micro_batch, ...)
-  std::string objective = "time";           ///< time | cost | deadline
-  double tokens = 1e12;                     ///< budget for cost and deadline
+  /// time | cost | deadline | goodput (expected wall time to train `tokens` through failures
+  /// and checkpoints) | goodput-cost (its GPU-hours' price)
+  std::string objective = "time";
+  double tokens = 1e12;                     ///< budget for cost, deadline and goodput
+  ReliabilitySpec reliability = default_reliability(); ///< goodput objectives
   double deadline_days = 0;
   int top = 5;
   int jobs = 0; ///< processes (0: all cores)

@@ -35,6 +35,13 @@ ModeChoice choose_mode(const ExperimentSpec& e)
   // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
   ModeChoice c;
+  if (e.faults.any()) {
+    c.analytic = e.mode == "analytic";
+    c.name = c.analytic ? "analytic" : "full";
+    c.reason = std::string(c.analytic ? "contention-free evaluation of every rank" : "every rank simulated") +
+               ": the faults make ranks differ";
+    return c;
+  }
   const std::string contention = replica_contention(e.platform);
   const bool replicas = static_cast<long long>(e.training.tp) * e.training.cp * e.training.dp > 1;
   c.analytic = e.mode == "analytic";
@@ -147,6 +154,15 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   m.cost_usd = m.gpu_hours * e.platform.cost.usd_per_gpu_hour;
   std::uint32_t rank = busiest_rank(plan.workload, res);
   m.breakdown = analyze_rank(plan.workload, res, rank);
+  if (e.faults.any()) {
+    std::vector<double> busy(plan.workload.ranks(), 0);
+    for (const Task& t : plan.workload.tasks())
+      if (t.kind == TaskKind::compute && t.stream == Stream::compute)
+        busy[t.rank] += t.amount;
+    auto least = static_cast<std::uint32_t>(std::min_element(busy.begin(), busy.end()) - busy.begin());
+    m.has_least_loaded = true;
+    m.least_loaded = analyze_rank(plan.workload, res, least);
+  }
   m.compute_s = m.breakdown.compute;
   m.exposed_comm_s = m.breakdown.exposed_comm();
   Layout layout(e.training);
@@ -163,9 +179,12 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
 {
   // fewer GPUs than a node: one node, the rest of its GPUs idle
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
+  apply_link_faults(e.faults, cluster);
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   ModeChoice mode = choose_mode(e);
   StepPlan plan = build_step(cost, !mode.fold ? 0 : mode.analytic ? 1 : e.platform.gpus_per_domain());
+  const int unit = !mode.fold ? 0 : mode.analytic ? 1 : e.platform.gpus_per_domain();
+  apply_compute_faults(e.faults, e, plan.workload, [unit](const CostModel& c) { return build_step(c, unit).workload; });
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
   if (mode.fold && !mode.analytic && e.mode == "auto") {
@@ -207,6 +226,7 @@ RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog)
 ExperimentSpec baseline_of(const ExperimentSpec& e)
 {
   ExperimentSpec b = e;
+  b.faults = FaultSpec{}; // scaling is measured against a healthy baseline
   const int mp = e.training.model_parallel();
   const int node = e.platform.node.gpus;
   int base = e.baseline_gpus > 0 ? e.baseline_gpus : node;
@@ -230,13 +250,15 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::
 {
   ExperimentSpec base = baseline_of(e);
   double base_per_gpu = 0;
-  if (base.gpus != e.gpus) {
+  // the baseline is healthy: with faults, even a run of the baseline's size is measured against it
+  const bool own = base.gpus == e.gpus && !e.faults.any();
+  if (!own) {
     RunMetrics b = simulate_isolated(base, catalog);
     base_per_gpu = b.tokens_per_s_per_gpu;
   }
   RunMetrics m = simulate(e, catalog, trace);
   m.baseline_gpus = base.gpus;
-  m.scaling_efficiency = base.gpus == e.gpus ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
+  m.scaling_efficiency = own ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
   return m;
 }
 
@@ -291,6 +313,12 @@ Json to_json(const RunMetrics& m)
       {"exposed_tp_s", b.exposed_tp}, {"exposed_cp_s", b.exposed_cp},       {"exposed_pp_s", b.exposed_pp},
       {"exposed_dp_s", b.exposed_dp}, {"exposed_ep_s", b.exposed_ep},       {"bubble_s", b.bubble},
       {"other_s", b.other},           {"critical_stage", m.critical_stage}, {"critical_rank", b.rank}};
+  if (m.has_least_loaded) {
+    const Breakdown& l = m.least_loaded;
+    j["least_loaded_breakdown"] = {{"rank", l.rank},           {"compute_s", l.compute},       {"optimizer_s", l.optimizer},
+                                   {"exposed_tp_s", l.exposed_tp}, {"exposed_cp_s", l.exposed_cp}, {"exposed_pp_s", l.exposed_pp},
+                                   {"exposed_dp_s", l.exposed_dp}, {"exposed_ep_s", l.exposed_ep}, {"bubble_s", l.bubble}};
+  }
   const MemoryBreakdown& mem = m.memory;
   j["memory"] = {{"weights_bytes", mem.weights},
                  {"grads_bytes", mem.grads},
@@ -378,6 +406,19 @@ RunMetrics metrics_from_json(const Json& j)
   m.breakdown.rank = b.at("critical_rank");
   m.breakdown.step = m.step_time_s;
   m.critical_stage = b.at("critical_stage");
+  if (j.contains("least_loaded_breakdown")) {
+    const Json& ll = j.at("least_loaded_breakdown");
+    m.has_least_loaded = true;
+    m.least_loaded.rank = ll.at("rank");
+    m.least_loaded.compute = ll.at("compute_s");
+    m.least_loaded.optimizer = ll.at("optimizer_s");
+    m.least_loaded.exposed_tp = ll.at("exposed_tp_s");
+    m.least_loaded.exposed_cp = ll.at("exposed_cp_s");
+    m.least_loaded.exposed_pp = ll.at("exposed_pp_s");
+    m.least_loaded.exposed_dp = ll.at("exposed_dp_s");
+    m.least_loaded.exposed_ep = ll.at("exposed_ep_s");
+    m.least_loaded.bubble = ll.at("bubble_s");
+  }
   const Json& mem = j.at("memory");
   m.memory.weights = mem.at("weights_bytes");
   m.memory.grads = mem.at("grads_bytes");

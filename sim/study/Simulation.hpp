@@ -45,6 +45,10 @@ struct RunMetrics {
   double hardware_flops_per_step = 0;
   double params = 0;
   Breakdown breakdown;
+  /// With faults: the rank with the least compute, whose exposed communication and bubble show
+  /// where the waiting for the slow ranks went.
+  bool has_least_loaded = false;
+  Breakdown least_loaded;
   int critical_stage = 0;
   std::vector<int> layers_per_stage; ///< transformer layers of each pipeline rank
   std::string pipeline;              ///< what each pipeline rank holds: "E 7 | 8 | ... | 7 L"

@@ -149,6 +149,9 @@ public:
 
   std::size_t memory_bytes() const;
 
+  /// What-ifs on a built step (stragglers, jitter): a compute task's duration.
+  void set_compute_seconds(TaskId id, double seconds) { tasks_[id].amount = seconds; }
+
 private:
   TaskId push(Task t, const std::vector<TaskId>& deps);
 
