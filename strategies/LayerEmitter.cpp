@@ -266,20 +266,11 @@ PerPos LayerEmitter::overlapped_forward(int stage, const BlockCost& b, bool atte
   (void)attention;
   const Parts p = parts_of(b);
   const Workload::Label label{cat, name, layer, mb};
-  const auto& tp_groups = ctx_.groups(stage, Dim::tp);
   auto pre = ctx_.compute(stage, p.pre, label, deps);
-  auto ag = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
-                            {Category::tp_comm, "tp_all_gather", layer, mb}, single(pre));
-  auto col = ctx_.compute(stage, p.col, label, single(pre));
-  PerPos mdeps = single(col);
-  append(mdeps, ag);
-  auto mid = middle(stage, b, p, true, label, mdeps);
-  auto rs = ctx_.collective(stage, tp_groups, CollOp::reduce_scatter, cost_.tp_message_bytes(), Stream::tp,
-                            {Category::tp_comm, "tp_reduce_scatter", layer, mb}, single(mid));
-  auto row = ctx_.compute(stage, p.row, label, single(mid));
-  PerPos pdeps = single(row);
-  append(pdeps, rs);
-  return single(ctx_.compute(stage, p.post, label, pdeps));
+  auto mid = middle(stage, b, p, true, label, hidden(stage, CollOp::all_gather, "tp_all_gather", p.col, label,
+                                                    single(pre)).both);
+  auto row = hidden(stage, CollOp::reduce_scatter, "tp_reduce_scatter", p.row, label, single(mid));
+  return single(ctx_.compute(stage, p.post, label, row.both));
 }
 
 PerPos LayerEmitter::overlapped_backward(int stage, const BlockCost& b, bool attention, int layer, int mb,
@@ -291,25 +282,32 @@ PerPos LayerEmitter::overlapped_backward(int stage, const BlockCost& b, bool att
   (void)attention;
   const Parts p = parts_of(b);
   const Workload::Label label{Category::backward, name, layer, mb};
-  const auto& tp_groups = ctx_.groups(stage, Dim::tp);
   auto post = ctx_.compute(stage, p.bpost, label, deps);
-  auto ag = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
-                            {Category::tp_comm, "tp_all_gather", layer, mb}, single(post));
-  auto row = ctx_.compute(stage, p.brow, label, single(post));
-  PerPos mdeps = single(row);
-  append(mdeps, ag);
-  auto mid = middle(stage, b, p, false, label, mdeps);
-  auto regather = ctx_.collective(stage, tp_groups, CollOp::all_gather, cost_.tp_message_bytes(), Stream::tp,
-                                  {Category::tp_comm, "tp_all_gather_input", layer, mb}, single(mid));
-  auto dgrad = ctx_.compute(stage, p.col_data, label, single(mid));
-  auto rs = ctx_.collective(stage, tp_groups, CollOp::reduce_scatter, cost_.tp_message_bytes(), Stream::tp,
-                            {Category::tp_comm, "tp_reduce_scatter", layer, mb}, single(dgrad));
-  PerPos wdeps = single(dgrad);
-  append(wdeps, regather);
-  auto wgrad = ctx_.compute(stage, p.col_weight, label, wdeps);
-  PerPos pdeps = single(wgrad);
-  append(pdeps, rs);
-  return single(ctx_.compute(stage, p.bpre, label, pdeps));
+  auto mid = middle(stage, b, p, false, label, hidden(stage, CollOp::all_gather, "tp_all_gather", p.brow, label,
+                                                     single(post)).both);
+  auto dgrad = hidden(stage, CollOp::all_gather, "tp_all_gather_input", p.col_data, label, single(mid));
+  auto wgrad = hidden(stage, CollOp::reduce_scatter, "tp_reduce_scatter", p.col_weight, label, single(dgrad.compute),
+                      dgrad.both);
+  return single(ctx_.compute(stage, p.bpre, label, wgrad.both));
+}
+
+LayerEmitter::Hidden LayerEmitter::hidden(int stage, CollOp op, const char* name, double seconds,
+                                          const Workload::Label& label, const PerPos& after)
+{
+  return hidden(stage, op, name, seconds, label, after, after);
+}
+
+LayerEmitter::Hidden LayerEmitter::hidden(int stage, CollOp op, const char* name, double seconds,
+                                          const Workload::Label& label, const PerPos& coll_after,
+                                          const PerPos& compute_after)
+{
+  Hidden h;
+  auto coll = ctx_.collective(stage, ctx_.groups(stage, Dim::tp), op, cost_.tp_message_bytes(), Stream::tp,
+                              {Category::tp_comm, name, label.layer, label.micro_batch}, coll_after);
+  h.compute = ctx_.compute(stage, seconds, label, compute_after);
+  h.both = single(h.compute);
+  append(h.both, coll);
+  return h;
 }
 
 PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool recompute)

@@ -40,6 +40,16 @@ private:
   static Parts parts_of(const BlockCost& b);
   std::vector<TaskId> middle(int stage, const BlockCost& b, const Parts& p, bool forward, const Workload::Label& label,
                              const PerPos& deps);
+  /// A TP collective and the computation that hides it: the compute task, and both as the
+  /// dependencies of what follows.
+  struct Hidden {
+    std::vector<TaskId> compute;
+    PerPos both;
+  };
+  Hidden hidden(int stage, CollOp op, const char* name, double seconds, const Workload::Label& label,
+                const PerPos& after);
+  Hidden hidden(int stage, CollOp op, const char* name, double seconds, const Workload::Label& label,
+                const PerPos& coll_after, const PerPos& compute_after);
   PerPos overlapped_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, const PerPos& deps,
                             Category cat, const char* name);
   PerPos overlapped_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, const PerPos& deps,

@@ -163,7 +163,7 @@ TEST_CASE("faults: unknown ranks, switches and links, factors out of range and a
       {"  stragglers:\n    - {ranks: [8], factor: 2}\n", ":8:7: rank 8 is not in the job; valid: ranks 0 to 7"},
       {"  stragglers:\n    - {nodes: [1], factor: 2}\n", ":8:7: node 1 is not in the job; valid: nodes 0 to 0"},
       {"  stragglers:\n    - {ranks: [1], factor: 0}\n", ":8:28: 0 is out of range; valid: a number from 0.001 to 1000"},
-      {"  stragglers:\n    - {ranks: [1], nodes: [0], factor: 2}\n", ":8:7: a straggler takes one of ranks, nodes, "
+      {"  stragglers:\n    - {ranks: [1], nodes: [0], factor: 2}\n", ":8:7: a straggler takes one of ranks, nodes or "
                                                                       "fraction; valid: "},
       {"  stragglers:\n    - {ranks: [1]}\n", ":8:7: missing key 'factor'"},
       {"  stragglers:\n    - {ranks: [1], factor: 2, on: gpu}\n", ":8:35: unknown on 'gpu'"},

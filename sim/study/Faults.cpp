@@ -126,6 +126,16 @@ std::vector<long long> integers(const YamlNode& list, long long max, const char*
   return out;
 }
 
+/// An entry names its targets by exactly one of three keys.
+void require_one(const YamlNode& item, int given, const std::string& what, const std::string& keys,
+                 const std::string& example)
+{
+  if (given == 0)
+    item.fail(what + " needs " + keys, example);
+  if (given > 1)
+    item.fail(what + " takes one of " + keys, example);
+}
+
 StragglerSpec parse_straggler(const YamlNode& item)
 {
   SectionReader m(item, straggler_section());
@@ -144,9 +154,7 @@ StragglerSpec parse_straggler(const YamlNode& item)
     s.fraction = m.number("fraction");
     ++given;
   }
-  if (given != 1)
-    item.fail(given == 0 ? "a straggler needs ranks, nodes or fraction" : "a straggler takes one of ranks, nodes, "
-                                                                          "fraction",
+  require_one(item, given, "a straggler", "ranks, nodes or fraction",
               "ranks: [3], nodes: [1] or fraction: 0.01, with factor");
   s.factor = m.number("factor");
   s.on = m.choice("on");
@@ -172,9 +180,7 @@ LinkFaultSpec parse_link_fault(const YamlNode& item)
     l.fraction = m.number("fraction");
     ++given;
   }
-  if (given != 1)
-    item.fail(given == 0 ? "a link fault needs switch, link or fraction" : "a link fault takes one of switch, link, "
-                                                                          "fraction",
+  require_one(item, given, "a link fault", "switch, link or fraction",
               "switch: spine0, link: leaf0-spine1 or fraction: 0.01, with factor or down");
   const bool down = m.boolean("down");
   if (down && m.has("factor"))
