@@ -1,4 +1,5 @@
 #include "Faults.hpp"
+#include "Random.hpp"
 
 #include "ClusterGraph.hpp"
 #include "CostModel.hpp"
@@ -14,15 +15,6 @@
 
 namespace clustersim {
 namespace {
-
-double uniform(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
-
-/// A standard normal from two uniforms (Box-Muller), the same on every platform.
-double normal(std::mt19937_64& g)
-{
-  const double u1 = 1 - uniform(g), u2 = uniform(g);
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-}
 
 /// k distinct indices of 0..n-1 (partial Fisher-Yates), sorted.
 std::vector<std::uint32_t> sample(std::uint32_t n, std::uint32_t k, std::mt19937_64& g)

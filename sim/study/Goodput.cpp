@@ -1,4 +1,5 @@
 #include "Goodput.hpp"
+#include "Random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -99,16 +100,6 @@ double closed_wall(const Rates& r, double tau)
   if (r.available <= 0)
     return std::numeric_limits<double>::infinity();
   return r.work * (1 + ckpt) / (1 - loss) / r.available;
-}
-
-/// A uniform double in [0, 1) from the generator's 53 high bits: the same on every platform
-/// (std::uniform_real_distribution is not specified bit for bit).
-double uniform(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1.0p-53; }
-double exponential(std::mt19937_64& g, double rate)
-{
-  if (rate <= 0)
-    return std::numeric_limits<double>::infinity();
-  return -std::log1p(-uniform(g)) / rate;
 }
 
 struct Trial {
