@@ -187,3 +187,27 @@ TEST_CASE("faults: unknown ranks, switches and links, factors out of range and a
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("a collective runs no kernels") != std::string::npos);
 }
+
+TEST_CASE("faults: a sweep reaches into a list item (faults.stragglers.0.factor), and an item that is not there exits 2")
+{
+  const std::string base = kDp + "faults:\n  stragglers:\n    - {ranks: [3], factor: 1}\n  links:\n"
+                                 "    - {switch: nvswitch0, down: false}\n";
+  std::string ok = write_temp("sweep.yaml", base + "sweep:\n  axes:\n    faults.stragglers.0.factor: [1, 2]\n");
+  auto r = run_cli("run " + ok);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::istringstream rows(r.out);
+  std::string header, healthy, slow;
+  std::getline(rows, header);
+  std::getline(rows, healthy);
+  std::getline(rows, slow);
+  CHECK(healthy.find("0,1,ok,") == 0);
+  CHECK(slow.find("1,2,ok,") == 0);
+  // the healthy point equals the experiment without faults (factor 1, down: false change nothing)
+  auto plain = run_json(kDp);
+  auto one = run_json(base);
+  CHECK(one["step_time_s"].get<double>() == doctest::Approx(plain["step_time_s"].get<double>()).epsilon(1e-12));
+  std::string bad = write_temp("bad.yaml", base + "sweep:\n  axes:\n    faults.stragglers.1.factor: [1, 2]\n");
+  auto b = run_cli("run " + bad);
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find(bad + ":13:5: axis 'faults.stragglers.1.factor' names item 1 of a list of 1; valid: ") == 0);
+}

@@ -224,3 +224,13 @@ TEST_CASE("study dp-jitter-7b: per-rank jitter of sigma 0.1 brings 96 GPUs to th
   CHECK(at96.at("0.1") * 96 > 70);
   CHECK(at96.at("0.1") * 96 < 80);
 }
+
+TEST_CASE("study faults-3d: 1 % of GPUs 1.5x slower slow the whole 3D job by more than 30 %, one cable down does not")
+{
+  Study s = run_study("faults-3d", {"step", "breakdown"});
+  REQUIRE(s.rows.size() == 3);
+  const double healthy = num(s.rows[0], "step_time_s");
+  CHECK(num(s.rows[1], "step_time_s") > 1.3 * healthy);
+  CHECK(num(s.rows[1], "step_time_s") < 1.5 * healthy);
+  CHECK(num(s.rows[2], "step_time_s") == doctest::Approx(healthy).epsilon(0.01));
+}

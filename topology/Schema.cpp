@@ -151,6 +151,12 @@ KeySpec KeySpec::list(std::string key, std::string doc)
   return k;
 }
 
+KeySpec& KeySpec::of(std::string section)
+{
+  nested = std::move(section);
+  return *this;
+}
+
 KeySpec KeySpec::value(std::string key, std::string doc)
 {
   return make(std::move(key), KeyType::value, std::move(doc));

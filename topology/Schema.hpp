@@ -68,6 +68,7 @@ struct KeySpec {
   KeySpec& fixed_by_planner();        ///< `plan --fixed` accepts it
   KeySpec& not_an_axis();
   KeySpec& counts(std::string what); ///< the unit of an integer or number
+  KeySpec& of(std::string section);  ///< a list whose items are mappings of this section (sweep paths list.N.key)
   KeySpec& called(std::string what); ///< the noun in messages ("unknown fabric kind 'x'"); default: the key
 
   std::string noun() const;

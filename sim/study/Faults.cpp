@@ -96,8 +96,8 @@ const Section& faults_section()
       "faults",
       "what-ifs simulated in the step: stragglers, jitter, degraded or failed links",
       {
-          K::list("stragglers", "slower ranks (section faults.stragglers, one per item)"),
-          K::list("links", "degraded or failed links (section faults.links, one per item)"),
+          K::list("stragglers", "slower ranks (section faults.stragglers, one per item)").of("faults.stragglers"),
+          K::list("links", "degraded or failed links (section faults.links, one per item)").of("faults.links"),
           K::section("jitter", "faults.jitter", "per-kernel variability"),
           K::integer("seed", 1, 0, (1LL << 62), "seed of the random choices and of the jitter"),
       }};
@@ -175,11 +175,12 @@ LinkFaultSpec parse_link_fault(const YamlNode& item)
   require_one(item, given, "a link fault", "switch, link or fraction",
               "switch: spine0, link: leaf0-spine1 or fraction: 0.01, with factor or down");
   const bool down = m.boolean("down");
-  if (down && m.has("factor"))
+  if (m.has("down") && m.has("factor"))
     item.fail("a link is down or at a factor, not both", "down: true, or factor: 0.5");
-  if (!down && !m.has("factor"))
+  if (!m.has("down") && !m.has("factor"))
     item.fail("a link fault needs factor or down", "factor: 0.5 (half the bandwidth), or down: true");
-  l.factor = down ? 0 : m.number("factor");
+  // down: false is the link as it is (a sweep's healthy point)
+  l.factor = m.has("down") ? (down ? 0 : 1) : m.number("factor");
   m.finish();
   return l;
 }

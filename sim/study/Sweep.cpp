@@ -74,6 +74,13 @@ const KeySpec& axis_key(const std::string& path, const YamlNode& at)
         at.fail("axis '" + path + "' does not name a scalar of " + section->name, section->name + ".<key>");
       return *k;
     }
+    if (k->type == KeyType::list && !k->nested.empty() && i + 2 < parts.size() &&
+        parts[i + 1].find_first_not_of("0123456789") == std::string::npos && parts[i + 1].size() < 7) {
+      // an item of a list of sections: list.N.key
+      section = section_named(k->nested);
+      ++i;
+      continue;
+    }
     const Section* next = k->type == KeyType::section ? section_named(k->nested)
                           : k->key == "model"         ? &model_section()
                                                       : nullptr;
@@ -83,6 +90,33 @@ const KeySpec& axis_key(const std::string& path, const YamlNode& at)
     section = next;
   }
   at.fail("axis '" + path + "' is empty", "a dotted path such as training.tp");
+}
+
+/// An axis into a list item (list.N.key) needs the document to have item N.
+void check_list_items(const YAML::Node& root, const std::string& path, const YamlNode& at)
+{
+  const std::vector<std::string> parts = split_path(path);
+  YAML::Node node = root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!node.IsMap() && !node.IsSequence())
+      return;
+    if (node.IsSequence()) {
+      const std::size_t item = std::stoul(parts[i]);
+      if (item >= node.size())
+        at.fail("axis '" + path + "' names item " + parts[i] + " of a list of " + std::to_string(node.size()),
+                "an item the experiment has (counted from 0)");
+      node.reset(node[item]);
+      continue;
+    }
+    YAML::Node next = node[parts[i]];
+    if (!next) {
+      if (i + 1 < parts.size() && parts[i + 1].find_first_not_of("0123456789") == std::string::npos)
+        at.fail("axis '" + path + "' names an item of '" + parts[i] + "', which the experiment does not have",
+                "the list written in the experiment, then its items as " + parts[i] + ".N.key");
+      return;
+    }
+    node.reset(next);
+  }
 }
 
 std::string number(double v)
@@ -169,7 +203,15 @@ void set_path(YAML::Node root, const std::string& path, const YAML::Node& value)
   }
   YAML::Node node = root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (!node[parts[i]] || !node[parts[i]].IsMap())
+    if (node.IsSequence()) { // list.N: the item must be there
+      const std::size_t item = std::stoul(parts[i]);
+      if (item >= node.size())
+        throw std::runtime_error("axis '" + path + "': the list has " + std::to_string(node.size()) + " item(s)");
+      node.reset(node[item]);
+      continue;
+    }
+    const bool list_next = i + 2 < parts.size() && node[parts[i]] && node[parts[i]].IsSequence();
+    if (!list_next && (!node[parts[i]] || !node[parts[i]].IsMap()))
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
     node.reset(node[parts[i]]);
   }
@@ -236,6 +278,7 @@ std::optional<SweepSpec> parse_sweep(const YamlNode& doc)
     SweepAxis a;
     a.path = k.as_string();
     const KeySpec& key = axis_key(a.path, k);
+    check_list_items(doc.raw(), a.path, k);
     for (const auto& x : s.axes)
       if (x.path == a.path)
         k.fail("axis '" + a.path + "' appears twice", "each axis once");
