@@ -176,22 +176,25 @@ Study goodput_study(const std::string& name, const std::vector<std::string>& fig
 
 } // namespace
 
-TEST_CASE("study goodput-scale: ETTR falls with GPUs, from above 0.98 at 1k to below 0.8 at 64k")
+TEST_CASE("study goodput-scale: ETTR falls with GPUs, from above 0.98 at 1k to below 0.8 at 64k and 0.7 at 128k")
 {
   Study s = goodput_study("goodput-scale", {"ettr", "days"});
-  REQUIRE(s.rows.size() == 7);
+  REQUIRE(s.rows.size() == 9);
   double last = 1;
   for (const auto& row : s.rows) {
     CHECK(row.at("status") == "ok");
-    CHECK(num(row, "ettr") < last);
+    CHECK(num(row, "ettr") <= last);
     CHECK(num(row, "mc_ettr_p05") <= num(row, "mc_ettr_p95"));
     last = num(row, "ettr");
   }
   CHECK(num(s.rows.front(), "ettr") > 0.98);
   CHECK(num(s.rows[4], "ettr") > 0.9); // 16k: Llama 3's "higher than 90 %"
-  CHECK(num(s.rows.back(), "ettr") < 0.8);
+  CHECK(num(s.rows[6], "ettr") < 0.8);
+  // 64k on dgx-h100 and on the radix-128 variant: the fabric does not move the result
+  CHECK(num(s.rows[7], "ettr") == doctest::Approx(num(s.rows[6], "ettr")).epsilon(1e-3));
+  CHECK(num(s.rows[8], "mc_ettr_p95") < 0.7);
   // GPU-hours grow with the cluster: the same tokens cost more through failures
-  CHECK(num(s.rows.back(), "goodput_gpu_hours") > 1.2 * num(s.rows.front(), "goodput_gpu_hours"));
+  CHECK(num(s.rows[6], "goodput_gpu_hours") > 1.2 * num(s.rows.front(), "goodput_gpu_hours"));
 }
 
 TEST_CASE("study goodput-interval: the ETTR peaks at the sweep's interval nearest the Young/Daly optimum")
