@@ -37,7 +37,7 @@ TEST_CASE("public validation set: median |error| <= 4 %, max <= 20 %, every case
     CHECK(v.contains("median_abs_error"));
 }
 
-TEST_CASE("frontier validation set: median |error| <= 10 %, max <= 35 %, every case runs, at most one OOM, "
+TEST_CASE("frontier validation set: median |error| <= 10 %, max <= 30 %, every case runs, at most one OOM, "
           "stated peak memory within 10 % (median)")
 {
   auto r = run_cli("validate " + validation_path("frontier.yaml") + " --json");
