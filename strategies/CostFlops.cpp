@@ -9,22 +9,53 @@ namespace clustersim {
 
 double CostModel::attention_core_flops(double sequences) const
 {
+  // scores + context over the full s×s, every query head (MLA: its query/key and value widths)
   const double s = model_.seq_len;
-  return 4.0 * sequences * s * s * model_.q_dim(); // scores + context, full s×s, every query head
+  return 2.0 * sequences * s * s * model_.heads * (model_.qk_head_dim() + model_.v_head_dim());
 }
 
-double CostModel::layer_forward_flops(double sequences) const
+double CostModel::layer_forward_flops(double sequences, int layer) const
 {
   const double tokens = sequences * model_.seq_len;
   const double h = model_.hidden;
-  const double kv = model_.kv_dim();
-  const double f = model_.experts > 1 ? model_.expert_ffn() : model_.ffn_hidden;
-  const double q = model_.q_dim();
-  double qkv = 2.0 * tokens * h * (q + 2.0 * kv);
-  double proj = 2.0 * tokens * q * h;
-  double mlp = 2.0 * tokens * h * f * model_.mlp_matrices() * model_.top_k;
-  double router = model_.experts > 1 ? 2.0 * tokens * h * model_.experts : 0.0;
-  return qkv + attention_core_flops(sequences) + proj + mlp + router;
+  double attn = 0;
+  if (model_.mla) {
+    const ModelSpec::Mla& r = model_.mla_ranks;
+    const double heads = model_.heads;
+    const double q_in = r.q_lora_rank > 0 ? r.q_lora_rank : h;
+    attn = 2.0 * tokens *
+           ((r.q_lora_rank > 0 ? h * r.q_lora_rank : 0.0) + q_in * heads * model_.qk_head_dim() +
+            h * (r.kv_lora_rank + r.qk_rope_head_dim) + r.kv_lora_rank * heads * (r.qk_nope_head_dim + r.v_head_dim) +
+            heads * r.v_head_dim * h);
+  } else {
+    const double q = model_.q_dim();
+    attn = 2.0 * tokens * h * (q + 2.0 * model_.kv_dim()) + 2.0 * tokens * q * h;
+  }
+  double mlp = 0;
+  if (model_.moe_layer(layer)) {
+    const double paths = model_.top_k + model_.shared_experts; // experts a token passes through
+    mlp = 2.0 * tokens * h * model_.expert_ffn() * model_.mlp_matrices() * paths + 2.0 * tokens * h * model_.experts;
+  } else {
+    mlp = 2.0 * tokens * h * model_.ffn_hidden * model_.mlp_matrices();
+  }
+  return attn + attention_core_flops(sequences) + mlp;
+}
+
+double CostModel::layers_forward_flops(double sequences) const
+{
+  double f = 0;
+  for (int l = 0; l < model_.layers; ++l)
+    f += layer_forward_flops(sequences, l);
+  return f;
+}
+
+double CostModel::mtp_forward_flops(double sequences) const
+{
+  // an MTP module (DeepSeek-V3): the projection of [norm(h); norm(embedding)] (2h -> h), one
+  // transformer layer, the shared output head
+  const double tokens = sequences * model_.seq_len;
+  const double proj = 2.0 * tokens * 2.0 * model_.hidden * model_.hidden;
+  return model_.mtp_layers * (proj + layer_forward_flops(sequences, model_.layers) + logits_forward_flops(sequences));
 }
 
 double CostModel::logits_forward_flops(double sequences) const
@@ -32,10 +63,13 @@ double CostModel::logits_forward_flops(double sequences) const
   return 2.0 * sequences * model_.seq_len * model_.hidden * static_cast<double>(model_.vocab);
 }
 
-double CostModel::model_flops_per_step() const
+double CostModel::model_flops_per_step(bool causal) const
 {
   const double b = training_.global_batch;
-  return 3.0 * (model_.layers * layer_forward_flops(b) + logits_forward_flops(b));
+  double f = 3.0 * (layers_forward_flops(b) + logits_forward_flops(b) + mtp_forward_flops(b));
+  if (causal) // the masked half of every attention matrix left out (Megatron-Bridge's count)
+    f -= 3.0 * 0.5 * attention_core_flops(b) * (model_.layers + model_.mtp_layers);
+  return f;
 }
 
 namespace {
@@ -95,7 +129,7 @@ double CostModel::sac_saved_width() const
   return saved;
 }
 
-double CostModel::recompute_seconds(const BlockCost& b, bool attention) const
+double CostModel::recompute_seconds(const BlockCost& b, bool attention, bool moe) const
 {
   if (training_.recompute == Recompute::none)
     return 0;
@@ -116,10 +150,14 @@ double CostModel::recompute_seconds(const BlockCost& b, bool attention) const
   for (const auto& o : b.ops) {
     if (recomputes("layernorm") && o.name == "norm")
       r += o.forward;
-    if (!attention && recomputes("moe_act") && model_.experts > 1 && (o.name == "swiglu" || o.name == "gelu"))
+    if (!attention && moe && recomputes("moe_act") && (o.name == "swiglu" || o.name == "gelu"))
+      r += o.forward;
+    if (attention && model_.mla && recomputes("mla_up_proj") && o.name == "qkv_projection")
+      r += o.forward;
+    if (!attention && moe && recomputes("shared_experts") && o.name.rfind("shared_", 0) == 0)
       r += o.forward;
   }
-  if (!attention && (recomputes("mlp") || (recomputes("moe") && model_.experts > 1)))
+  if (!attention && ((!moe && recomputes("mlp")) || (moe && recomputes("moe"))))
     r = b.forward;
   return r;
 }
@@ -129,7 +167,7 @@ double CostModel::hardware_flops_per_step() const
   const double b = training_.global_batch;
   double extra = 0;
   if (training_.recompute == Recompute::full) {
-    extra = model_.layers * layer_forward_flops(b);
+    extra = layers_forward_flops(b);
   } else if (training_.recompute == Recompute::selective && training_.traits().selective == "op") {
     const double tokens = b * model_.seq_len;
     double per_layer = 0;

@@ -177,8 +177,10 @@ void CostModel::add_attention_core(BlockBuilder& k) const
   const double s = model_.seq_len;
   const double s_loc = s / cp;
   const double heads = model_.heads / t;
-  const double d = model_.head_dim();
-  const double q = model_.q_dim();
+  const double d = model_.qk_head_dim();
+  const double dv = model_.v_head_dim();
+  // FLOPs per query-key pair per rank: scores over the query/key width, context over the values'
+  const double pair = 2.0 * heads * (d + dv);
   const double mb = training_.micro_batch;
   const double e = element_bytes();
   b.before_core_forward = b.forward;
@@ -203,11 +205,11 @@ void CostModel::add_attention_core(BlockBuilder& k) const
       b.forward += drop.forward;
       b.backward += drop.backward;
     }
-    k.gemm("attention_context", s_loc, d, s, mb * heads, false);
+    k.gemm("attention_context", s_loc, dv, s, mb * heads, false);
   } else if (training_.cp == 1) {
     // Flash attention skips fully masked blocks: causal executes half of the query x key work;
     // backward recomputes the scores: 2.5x the forward's FLOPs (FlashAttention-2's count)
-    const double executed = 4.0 * mb * s_loc * s * (q / t) * 0.5;
+    const double executed = pair * mb * s_loc * s * 0.5;
     AttentionRate r = attention_rate(d, true, s);
     k.core("flash_attention", executed, executed / r.forward + k.gap(), 2.5 * executed / r.backward + k.gap(), 2);
   } else {
@@ -215,13 +217,13 @@ void CostModel::add_attention_core(BlockBuilder& k) const
     // rank holds chunks i and 2cp-1-i of 2cp; step 0 is causal on its own chunks, each later
     // step one non-causal half-block ([2c x c] or [c x 2c] with c = s/2cp): cp x 2c^2 in all.
     const double c = s / (2 * cp);
-    const double unit = 4.0 * mb * (q / t); // FLOPs per query-key pair
+    const double unit = pair * mb; // FLOPs per query-key pair
     const double step_flops = unit * 2 * c * c;
     AttentionRate diag = attention_rate(d, true, 2 * c);
     AttentionRate half_q = attention_rate(d, false, c);   // all queries against half the keys
     AttentionRate half_k = attention_rate(d, false, 2 * c); // half the queries against all keys
     ElementwiseKernel fix = training_.kernel_set().op("ring_attention_step");
-    const double out_elems = mb * s_loc * q / t;
+    const double out_elems = mb * s_loc * heads * dv;
     const double fix_f = memory_seconds(out_elems * fix.forward.bytes(e)) + fix.forward.kernels * k.gap();
     const double fix_b = memory_seconds(out_elems * fix.backward.bytes(e)) + fix.backward.kernels * k.gap();
     b.ring_forward.push_back(step_flops / diag.forward + k.gap());
@@ -257,15 +259,30 @@ BlockCost CostModel::attention_block() const
 
   BlockBuilder k(*this, b);
   k.elementwise("norm", resid * h);
-  k.gemm("qkv_projection", T, (q + 2 * kv) / t, h, 1);
-  if (model_.position == PositionKind::rotary)
-    k.elementwise("rotary", T * (q + kv) / t);
-  if (training_.flash_attention && model_.kv_heads < model_.heads)
-    k.elementwise("gqa_expand", T * 2 * q / t);
+  if (model_.mla) {
+    // DeepSeek MLA (Megatron MLASelfAttention): the down projections to the latents are not
+    // tensor-parallel, the up projections are column-parallel over the heads
+    const ModelSpec::Mla& r = model_.mla_ranks;
+    const double heads = model_.heads / t;
+    if (r.q_lora_rank > 0)
+      k.gemm("q_down_projection", T, r.q_lora_rank, h, 1);
+    k.gemm("kv_down_projection", T, r.kv_lora_rank + r.qk_rope_head_dim, h, 1);
+    k.elementwise("norm", T * (r.q_lora_rank + r.kv_lora_rank));
+    k.gemm("qkv_projection", T, heads * model_.qk_head_dim(), r.q_lora_rank > 0 ? r.q_lora_rank : h, 1);
+    k.gemm("qkv_projection", T, heads * (r.qk_nope_head_dim + r.v_head_dim), r.kv_lora_rank, 1);
+    k.elementwise("rotary", T * (heads + 1) * r.qk_rope_head_dim);
+  } else {
+    k.gemm("qkv_projection", T, (q + 2 * kv) / t, h, 1);
+    if (model_.position == PositionKind::rotary)
+      k.elementwise("rotary", T * (q + kv) / t);
+    if (training_.flash_attention && model_.kv_heads < model_.heads)
+      k.elementwise("gqa_expand", T * 2 * q / t);
+  }
   add_attention_core(k);
+  const double v = static_cast<double>(model_.heads) * model_.v_head_dim();
   if (training_.flash_attention)
-    k.elementwise("attention_output", T * q / t);
-  k.gemm("output_projection", T, h, q / t, 1);
+    k.elementwise("attention_output", T * v / t);
+  k.gemm("output_projection", T, h, v / t, 1);
   k.elementwise("residual", resid * h, mask);
   b.recompute = recompute_seconds(b, true);
   return b;
@@ -277,27 +294,57 @@ BlockCost CostModel::mlp_block() const
   const double t = training_.tp;
   const double T = tokens_local();
   const double h = model_.hidden;
-  const double f = model_.experts > 1 ? model_.expert_ffn() : model_.ffn_hidden;
+  const double f = model_.ffn_hidden;
   const double resid = training_.sequence_parallel ? T / t : T;
   const double mask = model_.bias ? resid * h : 0;
   const bool swiglu = model_.mlp == MlpKind::swiglu;
   BlockBuilder k(*this, b);
   k.elementwise("norm", resid * h);
-  if (model_.experts > 1) {
-    const double local_experts = static_cast<double>(model_.experts) / training_.ep;
-    // balanced routing: every rank processes T·top_k token-expert pairs over its local experts
-    const double per_expert = T * model_.top_k / local_experts;
-    k.gemm("router", T, model_.experts, h, 1, false);
-    k.gemm("expert_fc1", per_expert, (swiglu ? 2 : 1) * f / t, h, local_experts);
-    k.elementwise(swiglu ? "swiglu" : "gelu", T * model_.top_k * f / t);
-    k.gemm("expert_fc2", per_expert, h, f / t, local_experts);
-  } else {
-    k.gemm("fc1", T, (swiglu ? 2 : 1) * f / t, h, 1);
-    k.elementwise(swiglu ? "swiglu" : "gelu", T * f / t);
-    k.gemm("fc2", T, h, f / t, 1);
-  }
+  k.gemm("fc1", T, (swiglu ? 2 : 1) * f / t, h, 1);
+  k.elementwise(swiglu ? "swiglu" : "gelu", T * f / t);
+  k.gemm("fc2", T, h, f / t, 1);
   k.elementwise("residual", resid * h, mask);
   b.recompute = recompute_seconds(b, false);
+  return b;
+}
+
+BlockCost CostModel::moe_block() const
+{
+  BlockCost b;
+  const double t = training_.tp;
+  const double T = tokens_local();
+  const double h = model_.hidden;
+  const double f = model_.expert_ffn();
+  const double resid = training_.sequence_parallel ? T / t : T;
+  const double mask = model_.bias ? resid * h : 0;
+  const bool swiglu = model_.mlp == MlpKind::swiglu;
+  const char* act = swiglu ? "swiglu" : "gelu";
+  const double etp = training_.etp;
+  const double local = static_cast<double>(model_.experts) / training_.ep;
+  const double copies = moe_tokens() * model_.top_k; // routed copies this rank sends
+  const double recv = copies * etp; // copies its local experts process at balanced load, after the ETP gather
+  BlockBuilder k(*this, b);
+  k.elementwise("norm", resid * h);
+  k.gemm("router", moe_tokens(), model_.experts, h, 1, false);
+  if (model_.shared_experts > 0) {
+    // the shared experts: a tensor-parallel MLP every token passes through
+    const double fs = static_cast<double>(model_.shared_experts) * f;
+    k.gemm("shared_fc1", T, (swiglu ? 2 : 1) * fs / t, h, 1);
+    k.elementwise(act, T * fs / t);
+    k.gemm("shared_fc2", T, h, fs / t, 1);
+  }
+  k.elementwise("moe_permute", copies * h);
+  b.before_experts_forward = b.forward;
+  b.before_experts_backward = b.backward;
+  // grouped GEMMs: one per local expert, its rows the tokens routed to it
+  k.gemm("expert_fc1", recv / local, (swiglu ? 2 : 1) * f / etp, h, local);
+  k.elementwise(act, recv * f / etp);
+  k.gemm("expert_fc2", recv / local, h, f / etp, local);
+  b.experts_forward = b.forward - b.before_experts_forward;
+  b.experts_backward = b.backward - b.before_experts_backward;
+  k.elementwise("moe_unpermute", copies * h);
+  k.elementwise("residual", resid * h, mask);
+  b.recompute = recompute_seconds(b, false, true);
   return b;
 }
 

@@ -45,26 +45,65 @@ int CostModel::mtp_modules(int stage) const
   return n;
 }
 
-double CostModel::stage_params(int stage) const
+RankParams CostModel::layer_rank_params(int layer) const
+{
+  // attention, norms, dense MLP, shared experts and router: sharded by TP; routed experts by
+  // EP x ETP. An MTP module (layer >= layers) is a MoE layer and its 2h x h projection.
+  RankParams p;
+  p.dense = (model_.attention_params() + model_.mlp_params(layer)) / training_.tp;
+  if (layer >= model_.layers)
+    p.dense += 2.0 * model_.hidden * model_.hidden / training_.tp + 2.0 * model_.hidden;
+  p.expert = model_.expert_params(layer) / (static_cast<double>(training_.ep) * training_.etp);
+  return p;
+}
+
+RankParams CostModel::stage_rank_params(int stage, bool layers_only) const
 {
   const double t = training_.tp;
-  // an MTP module: a transformer layer (its own embedding and output head are shared)
-  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
-  double mlp = model_.layer_mlp_params();
-  double dense = model_.layer_params() - mlp;
-  double per_layer = dense / t + (model_.experts > 1 ? mlp / (t * training_.ep) : mlp / t);
-  double p = layers * per_layer;
+  RankParams p;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
+    for (int l = 0; l < v.layers; ++l)
+      p += layer_rank_params(v.first_layer + l);
+  });
+  for (int k = 0; k < mtp_modules(stage); ++k)
+    p += layer_rank_params(model_.layers + k);
+  if (layers_only)
+    return p;
   const bool first = holds_embedding(stage);
   const bool last = holds_loss(stage);
   if (first)
-    p += model_.embedding_params() / t;
+    p.dense += model_.embedding_params() / t;
   if (last) {
-    p += model_.final_norm_params();
+    p.dense += model_.final_norm_params();
     // tied embeddings still need the matrix on the last stage when it is not the first
     if (!model_.tied_embeddings || !first)
-      p += static_cast<double>(model_.vocab) * model_.hidden / t;
+      p.dense += static_cast<double>(model_.vocab) * model_.hidden / t;
   }
   return p;
+}
+
+int CostModel::moe_layers_on(int stage) const
+{
+  int n = 0;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
+    for (int l = 0; l < v.layers; ++l)
+      n += model_.moe_layer(v.first_layer + l) ? 1 : 0;
+  });
+  return n + (model_.experts > 1 ? mtp_modules(stage) : 0);
+}
+
+double CostModel::stage_layer_seconds(int stage) const
+{
+  auto total = [](const BlockCost& b) { return b.forward + b.backward + b.recompute; };
+  const double attn = total(attention_block());
+  const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
+  const int moe = moe_layers_on(stage);
+  return layers * attn + (layers - moe) * total(mlp_block()) + (moe > 0 ? moe * total(moe_block()) : 0.0);
+}
+
+double CostModel::stage_params(int stage) const
+{
+  return stage_rank_params(stage).total();
 }
 
 namespace {
@@ -79,7 +118,7 @@ double largest_unit(const CostModel& c, int stage)
 
 } // namespace
 
-double CostModel::layer_activation_bytes() const
+double CostModel::layer_activation_bytes(bool moe) const
 {
   // Activations per layer per micro-batch (Korthikanti et al. 2022, generalised to GQA,
   // SwiGLU and no-dropout models; 16-bit activations, 1-byte dropout masks). Under an FP8
@@ -91,7 +130,12 @@ double CostModel::layer_activation_bytes() const
   const double T = tokens_local();
   const double h = model_.hidden;
   const double kv = model_.kv_dim();
-  const double f = model_.experts > 1 ? static_cast<double>(model_.expert_ffn()) * model_.top_k : model_.ffn_hidden;
+  // the MLP's intermediate width per token: a MoE layer's routed and shared experts
+  const double f = moe ? static_cast<double>(model_.expert_ffn()) * (model_.top_k + model_.shared_experts)
+                       : model_.ffn_hidden;
+  // a MoE layer also keeps the permuted copies its experts' FC1 read and their FC2 outputs
+  // the unpermutation weighs
+  const double permuted = moe ? moe_tokens() * model_.top_k * model_.hidden * (lin + e) : 0.0;
   const double a = model_.heads;
   const double s = model_.seq_len;
   const double q = model_.q_dim();
@@ -111,27 +155,48 @@ double CostModel::layer_activation_bytes() const
   double shared = T * h * (2 * e + 2 * lin + 2 * mask) / sp;
   // sharded by TP: Q, K, V, the projection's input, FC1's output, the activation's output
   double sharded = T * (e * q + 2 * e * kv + lin * q) / t;
-  sharded += (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t + T * f * lin / t;
+  if (model_.mla) {
+    // MLA: the latents the up projections read (not TP-sharded), then Q and K at the
+    // query/key width and V and the projection's input at the value width; with mla_up_proj
+    // recomputed, Q, K and V are rebuilt from the latents in backward
+    const ModelSpec::Mla& r = model_.mla_ranks;
+    const double qk = a * model_.qk_head_dim(), v = a * model_.v_head_dim();
+    const double latents = T * (r.q_lora_rank + r.kv_lora_rank + r.qk_rope_head_dim) * lin;
+    const double qkv = recomputes("mla_up_proj") ? 0.0 : T * e * (2 * qk + v) / t;
+    sharded = latents + qkv + T * lin * v / t;
+  }
+  // the MLP: FC1's output and the activation's (recomputed: moe_act drops the activation's
+  // output in a MoE layer; mlp drops a dense layer's MLP activations but its input)
+  const bool act_recomputed = moe && recomputes("moe_act");
+  if (!moe && recomputes("mlp"))
+    shared -= T * h * lin / sp; // the MLP's norm output, FC1's input, is rebuilt too
+  else
+    sharded += (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t + (act_recomputed ? 0.0 : T * f * lin / t);
   // attention matrix: softmax output, dropout mask and dropout output (a·s² per sequence)
   double core = 0;
   if (!training_.flash_attention && !recomputes("core_attn"))
     core = training_.micro_batch * a * (s / training_.cp) * s * (e + mask + (dropout ? e : 0)) / t;
   else if (training_.flash_attention)
     core = training_.micro_batch * a * (s / training_.cp) * 4.0 / t; // softmax statistics, fp32
-  return shared + sharded + core;
+  return shared + sharded + core + permuted;
 }
 
 MemoryBreakdown CostModel::memory(int stage) const
 {
   MemoryBreakdown m;
   m.stage = stage;
-  const double params = stage_params(stage);
+  const RankParams held = stage_rank_params(stage);
+  const double params = held.total();
   const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
+  const double edp = expert_data_parallel();                          // expert states over edp
   const int z = training_.zero;
   const StateBytes st = training_.states();
-  m.weights = params * st.weights / (z >= 3 ? dp : 1.0);
-  m.grads = params * st.grads / (z >= 2 ? dp : 1.0);
-  m.optimizer = params * st.optimizer / (z >= 1 ? dp : 1.0);
+  auto sharded = [&](double bytes, int from) {
+    return z >= from ? held.dense * bytes / dp + held.expert * bytes / edp : params * bytes;
+  };
+  m.weights = sharded(st.weights, 3);
+  m.grads = sharded(st.grads, 2);
+  m.optimizer = sharded(st.optimizer, 1);
   const double e = element_bytes();
   const double t = training_.tp;
   const double T = tokens_local();
@@ -145,13 +210,15 @@ MemoryBreakdown CostModel::memory(int stage) const
       p > 1 ? ScheduleRegistry::instance().shared(to_string(training_.schedule)).in_flight(stage, p, mcount, training_.vpp)
             : 1.0;
   const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
-  m.activations = layer_activation_bytes() * layers * in_flight;
+  const int moe_layers = moe_layers_on(stage);
+  m.activations = (layer_activation_bytes(false) * (layers - moe_layers) + layer_activation_bytes(true) * moe_layers) *
+                  in_flight;
   // the layer being recomputed in backward holds its full activations once more
   if (training_.recompute == Recompute::full ||
       (training_.recompute == Recompute::selective && training_.traits().selective == "op")) {
     TrainingSpec whole = training_;
     whole.recompute = Recompute::none;
-    m.activations += CostModel(model_, whole, gpu_).layer_activation_bytes();
+    m.activations += CostModel(model_, whole, gpu_).layer_activation_bytes(model_.experts > 1);
   }
   const bool last = holds_loss(stage);
   const bool first = holds_embedding(stage);
@@ -177,7 +244,14 @@ MemoryBreakdown CostModel::memory(int stage) const
   }
   // FP8 weight copies (the recipe's cached casts) of the linear layers
   if (const Fp8Recipe* r = training_.fp8())
-    buckets += layers * (model_.layer_params() / t) * r->weight_copy_bytes / (z >= 3 ? dp : 1.0);
+  {
+    const RankParams lin = stage_rank_params(stage, true);
+    buckets += lin.dense * r->weight_copy_bytes / (z >= 3 ? dp : 1.0) +
+               lin.expert * r->weight_copy_bytes / (z >= 3 ? edp : 1.0);
+  }
+  // a MoE layer's dispatch: the send and receive buffers of its routed copies
+  if (model_.experts > 1 && training_.ep > 1)
+    buckets += 2 * moe_dispatch_bytes() * training_.etp;
   m.buffers = logits_ws + buckets;
   // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation
   const double runtime = 1.5 * 1024.0 * 1024.0 * 1024.0;

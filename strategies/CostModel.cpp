@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace clustersim {
 
@@ -38,7 +39,67 @@ double CostModel::cp_message_bytes() const
 {
   // K and V of the local chunk, sharded by TP heads
   double kv_heads_local = std::max(1.0, static_cast<double>(model_.kv_heads) / training_.tp);
-  return 2.0 * tokens_local() * kv_heads_local * model_.head_dim() * element_bytes();
+  return tokens_local() * kv_heads_local * (model_.qk_head_dim() + model_.v_head_dim()) * element_bytes();
+}
+
+double CostModel::moe_tokens() const
+{
+  return tokens_local() / training_.tp;
+}
+
+double CostModel::moe_dispatch_bytes() const
+{
+  return moe_tokens() * model_.top_k * model_.hidden * element_bytes();
+}
+
+int CostModel::expert_data_parallel() const
+{
+  const long long ranks = static_cast<long long>(training_.tp) * training_.cp * training_.dp;
+  return static_cast<int>(std::max(1LL, ranks / (static_cast<long long>(training_.ep) * training_.etp)));
+}
+
+namespace {
+
+/// splitmix64: a fixed, portable stream from one seed (the same loads on every platform).
+std::uint64_t mix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double unit_interval(std::uint64_t& state)
+{
+  state = mix(state);
+  return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0; // (0, 1)
+}
+
+} // namespace
+
+std::vector<double> CostModel::expert_loads(int layer, int micro_batch, int group) const
+{
+  const int ep = training_.ep;
+  std::vector<double> loads(static_cast<std::size_t>(ep), 1.0);
+  if (ep == 1 || training_.moe_load_balance == "force_balanced")
+    return loads;
+  // Real routing: the copies of the group's tokens fall on the ep ranks as a multinomial draw
+  // (each rank holds experts/ep of the experts); the load of rank r is Binomial(n, 1/ep),
+  // approximated by its normal with the total kept: mean n/ep, relative spread sqrt((ep-1)/n).
+  const double n = moe_tokens() * model_.top_k * ep;
+  const double spread = std::sqrt((ep - 1.0) / n);
+  std::uint64_t state = mix(static_cast<std::uint64_t>(layer) * 1000003ULL + static_cast<std::uint64_t>(micro_batch)) ^
+                        mix(static_cast<std::uint64_t>(group) + 0x51ed27ULL);
+  double sum = 0;
+  for (auto& l : loads) {
+    const double u1 = unit_interval(state), u2 = unit_interval(state);
+    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    l = std::max(0.0, 1.0 + spread * z);
+    sum += l;
+  }
+  for (auto& l : loads)
+    l *= ep / sum;
+  return loads;
 }
 
 } // namespace clustersim

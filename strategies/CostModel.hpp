@@ -52,6 +52,27 @@ struct BlockCost {
   std::vector<double> ring_backward;
   double before_core_forward = 0;  ///< forward of the ops before the attention core
   double before_core_backward = 0; ///< their backward
+  /// A MoE layer: the routed experts' grouped GEMMs within forward/backward (between the
+  /// dispatch and the combine all-to-all), at balanced load, and the ops before them.
+  double experts_forward = 0;
+  double experts_backward = 0;
+  double before_experts_forward = 0;
+  double before_experts_backward = 0;
+};
+
+/// Parameters one rank holds, by how they are sharded: by tensor parallelism (and replicated
+/// over dp·cp), or routed experts (sharded by ep·etp, replicated over the expert-data-parallel
+/// ranks).
+struct RankParams {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+  RankParams& operator+=(const RankParams& o)
+  {
+    dense += o.dense;
+    expert += o.expert;
+    return *this;
+  }
 };
 
 /// Memory held by one GPU at its peak, in bytes.
@@ -78,17 +99,25 @@ public:
   const GpuSpec& gpu() const { return gpu_; }
 
   // --- FLOPs of the whole model, per optimizer step (all GPUs together) ---
-  /// Forward FLOPs of one layer for `sequences` sequences (full attention matrix).
-  double layer_forward_flops(double sequences) const;
+  /// Forward FLOPs of transformer layer `layer` for `sequences` sequences (full attention
+  /// matrix; a MoE layer: top_k routed and the shared experts, and the router).
+  double layer_forward_flops(double sequences, int layer) const;
+  double layers_forward_flops(double sequences) const; ///< of every transformer layer
+  double mtp_forward_flops(double sequences) const;    ///< of the MTP modules (0 without)
   /// Forward FLOPs of the attention-core (scores + context) of one layer.
   double attention_core_flops(double sequences) const;
   double logits_forward_flops(double sequences) const;
-  double model_flops_per_step() const;
+  /// `causal`: without the masked half of the attention matrices (Megatron-Bridge's and
+  /// DeepSeek's count); the reports use the full matrix (Narayanan et al.).
+  double model_flops_per_step(bool causal = false) const;
   double hardware_flops_per_step() const;
 
   // --- time per micro-batch on one rank (TP/CP/EP shards applied) ---
   BlockCost attention_block() const; ///< LN, QKV, attention, projection, dropout + residual
-  BlockCost mlp_block() const;       ///< LN, MLP (or routed experts), dropout + residual
+  BlockCost mlp_block() const;       ///< LN, the dense MLP (ffn_hidden), dropout + residual
+  /// A MoE layer's MLP half: LN, router, shared experts, permutation | the local experts'
+  /// grouped GEMMs | unpermutation, residual.
+  BlockCost moe_block() const;
   BlockCost embedding() const;       ///< token (+ position) embedding, first stage
   BlockCost logits() const;          ///< final norm, output projection, cross-entropy, last stage
   /// Optimizer step over `params` parameters held by this rank.
@@ -122,6 +151,19 @@ public:
   double tp_message_bytes() const;
   /// K and V of one rank's sequence chunk (what context parallelism passes around the ring).
   double cp_message_bytes() const;
+  /// Tokens one rank routes per MoE layer per micro-batch: b·s/cp, split by TP (Megatron's MoE
+  /// layer takes the sequence-parallel shard).
+  double moe_tokens() const;
+  /// Bytes each rank hands the dispatch (and the combine) all-to-all per MoE layer per
+  /// micro-batch: every routed copy of its tokens (nccl-tests convention: its own share
+  /// included; (ep-1)/ep of it leaves the rank).
+  double moe_dispatch_bytes() const;
+  /// Expert-data-parallel degree: tp·cp·dp / (ep·etp), over which expert gradients reduce.
+  int expert_data_parallel() const;
+  /// Load of each expert-parallel rank of a group relative to the mean, for one MoE layer and
+  /// micro-batch: 1 with forced balance, else the multinomial spread of routing `moe_tokens()
+  /// x top_k x ep` copies over ep ranks (seeded by layer, micro-batch and group).
+  std::vector<double> expert_loads(int layer, int micro_batch, int group) const;
 
   // --- parameters held by one rank ---
   /// The virtual stages and what each holds (PipelineLayout.hpp).
@@ -132,10 +174,18 @@ public:
   bool holds_embedding(int stage) const;
   bool holds_loss(int stage) const;
   int mtp_modules(int stage) const;
+  /// MoE layers (MTP modules included) of pipeline rank `stage`.
+  int moe_layers_on(int stage) const;
+  /// Forward, backward and recompute seconds of the transformer layers (and MTP modules) of
+  /// pipeline rank `stage` for one micro-batch, communication left out.
+  double stage_layer_seconds(int stage) const;
   double stage_params(int stage) const; ///< after TP and EP sharding, before ZeRO
+  /// The same, by how it is sharded; and of one layer (global index; MTP modules from layers).
+  RankParams stage_rank_params(int stage, bool layers_only = false) const;
+  RankParams layer_rank_params(int layer) const;
   MemoryBreakdown memory(int stage) const;
   /// Activations one transformer layer keeps for backward, per micro-batch.
-  double layer_activation_bytes() const;
+  double layer_activation_bytes(bool moe = false) const;
   MemoryBreakdown peak_memory() const; ///< the stage with the largest peak
 
   double element_bytes() const; ///< activations / weights (2 for bf16/fp16/fp8 mixed precision)
@@ -151,7 +201,7 @@ public:
   double sac_recomputed_share(const std::string& gemm) const;
   double sac_saved_width() const;
   /// Forward seconds of a block the recompute policy redoes in backward.
-  double recompute_seconds(const BlockCost& b, bool attention) const;
+  double recompute_seconds(const BlockCost& b, bool attention, bool moe = false) const;
   /// Micro-batches per pipeline per step (at least 1): what per-step work is spread over.
   double micro_batches() const;
 

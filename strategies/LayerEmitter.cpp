@@ -67,6 +67,9 @@ LayerEmitter::LayerEmitter(StepContext& ctx, DataParallelStrategy& dp)
 {
   attn_ = cost_.attention_block();
   mlp_ = cost_.mlp_block();
+  if (cost_.model().experts > 1)
+    moe_ = cost_.moe_block();
+  pending_.resize(static_cast<std::size_t>(ctx.stages()));
   emb_ = cost_.embedding();
   logits_ = cost_.logits();
 }
@@ -337,7 +340,8 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   }
   Category cat = recompute ? Category::recompute : Category::forward;
   PerPos a = block_forward(stage, attn_, true, u.layer, mb, deps, cat);
-  PerPos out = block_forward(stage, mlp_, false, u.layer, mb, a, cat);
+  PerPos out = cost_.model().moe_layer(u.layer) ? moe_forward(stage, u.layer, mb, a, cat)
+                                                : block_forward(stage, mlp_, false, u.layer, mb, a, cat);
   if (u.name != "mtp" || recompute)
     return out;
   // a multi-token-prediction module: a transformer layer, then the shared output head and loss
@@ -376,7 +380,11 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
     if (t_.recompute == Recompute::full) {
       d = forward_unit(stage, u, unit_index, mb, d, true);
     }
-    PerPos m = block_backward(stage, mlp_, false, u.layer, mb, d);
+    const bool moe = cost_.model().moe_layer(u.layer);
+    const BlockCost& mlp = moe ? moe_ : mlp_;
+    if (mlp.recompute > 0 && t_.recompute == Recompute::selective)
+      d = single(ctx_.compute(stage, mlp.recompute, {Category::recompute, "mlp_recompute", u.layer, mb}, d));
+    PerPos m = moe ? moe_backward(stage, u.layer, mb, d) : block_backward(stage, mlp_, false, u.layer, mb, d);
     if (attn_.recompute > 0 && t_.recompute == Recompute::selective) {
       auto rc = ctx_.compute(stage, attn_.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m);
       m = single(rc);
@@ -390,6 +398,98 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
   }
   dp_.after_backward(ctx_, stage, unit_index, mb, last_mb, weights_done);
   return {std::move(after), std::move(weights_done)};
+}
+
+PerPos LayerEmitter::take_pending(int stage)
+{
+  PerPos p = std::move(pending_[static_cast<std::size_t>(stage)]);
+  pending_[static_cast<std::size_t>(stage)].clear();
+  return p;
+}
+
+std::vector<double> LayerEmitter::expert_seconds(int stage, double balanced, int layer, int mb)
+{
+  const auto& ranks = ctx_.stage_ranks(stage);
+  std::vector<double> out(ranks.size(), balanced);
+  if (t_.ep == 1 || t_.moe_load_balance == "force_balanced")
+    return out;
+  using E = Layout::ExpertDim;
+  const Layout& lay = ctx_.layout();
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const int r = static_cast<int>(ranks[i]);
+    // the group: its etp and edp coordinates and the stage; the rank: its ep coordinate
+    const int group = lay.expert_coord(r, t_.etp, t_.ep, E::etp) +
+                      t_.etp * (lay.expert_coord(r, t_.etp, t_.ep, E::edp) + cost_.expert_data_parallel() * stage);
+    out[i] = balanced * cost_.expert_loads(layer, mb, group)[static_cast<std::size_t>(
+                            lay.expert_coord(r, t_.etp, t_.ep, E::ep))];
+  }
+  return out;
+}
+
+PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label& label, const PerPos& after)
+{
+  using E = Layout::ExpertDim;
+  const double bytes = cost_.moe_dispatch_bytes();
+  const bool backward = label.category == Category::backward;
+  // forward: dispatch then the ETP gather; combine: the ETP reduce-scatter then the all-to-all.
+  // In backward the same exchanges carry gradients the other way, in the same order.
+  const std::string dir = dispatch ? (backward ? "ep_dispatch_grad" : "ep_dispatch")
+                                   : (backward ? "ep_combine_grad" : "ep_combine");
+  PerPos deps = after;
+  auto a2a = [&] {
+    if (t_.ep > 1)
+      deps = single(ctx_.collective(stage, ctx_.expert_groups(stage, E::ep), CollOp::all_to_all, bytes, Stream::ep,
+                                    {Category::ep_comm, dir + "_all_to_all", label.layer, label.micro_batch}, deps));
+  };
+  auto etp = [&](CollOp op) {
+    if (t_.etp > 1)
+      deps = single(ctx_.collective(stage, ctx_.expert_groups(stage, E::etp), op, bytes * t_.etp, Stream::ep,
+                                    {Category::ep_comm, dir + (op == CollOp::all_gather ? "_etp_all_gather"
+                                                                                       : "_etp_reduce_scatter"),
+                                     label.layer, label.micro_batch},
+                                    deps));
+  };
+  // a backward pass enters the combine's gradient first (the reverse of forward's dispatch)
+  const bool gather_side = dispatch != backward;
+  if (gather_side) {
+    a2a();
+    etp(CollOp::all_gather);
+  } else {
+    etp(CollOp::reduce_scatter);
+    a2a();
+  }
+  if (!t_.moe_a2a_overlap || (t_.ep == 1 && t_.etp == 1))
+    return deps;
+  // hidden behind another micro-batch's compute: the pass continues, its end waits
+  PerPos& pend = pending_[static_cast<std::size_t>(stage)];
+  pend.resize(deps.size());
+  for (std::size_t i = 0; i < deps.size(); ++i)
+    pend[i].insert(pend[i].end(), deps[i].begin(), deps[i].end());
+  return after;
+}
+
+PerPos LayerEmitter::moe_forward(int stage, int layer, int mb, const PerPos& deps, Category cat)
+{
+  const BlockCost& b = moe_;
+  const Workload::Label label{cat, cat == Category::recompute ? "moe_recompute" : "moe_forward", layer, mb};
+  auto pre = ctx_.compute(stage, b.before_experts_forward, label, deps);
+  PerPos in = ep_exchange(stage, true, label, single(pre));
+  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_forward, layer, mb), label, in);
+  PerPos out = ep_exchange(stage, false, label, single(experts));
+  const double post = b.forward - b.before_experts_forward - b.experts_forward;
+  return single(ctx_.compute(stage, post, label, out));
+}
+
+PerPos LayerEmitter::moe_backward(int stage, int layer, int mb, const PerPos& deps)
+{
+  const BlockCost& b = moe_;
+  const Workload::Label label{Category::backward, "moe_backward", layer, mb};
+  const double post = b.backward - b.before_experts_backward - b.experts_backward;
+  auto unpermute = ctx_.compute(stage, post, label, deps);
+  PerPos in = ep_exchange(stage, false, label, single(unpermute));
+  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_backward, layer, mb), label, in);
+  PerPos out = ep_exchange(stage, true, label, single(experts));
+  return single(ctx_.compute(stage, b.before_experts_backward, label, out));
 }
 
 } // namespace clustersim

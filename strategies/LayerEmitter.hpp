@@ -31,6 +31,10 @@ public:
   };
   Backward backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb);
 
+  /// Overlapped EP exchanges (moe_a2a_overlap) emitted since the last call, per position: the
+  /// pipeline driver makes the end of a micro-batch's pass on the stage wait for them.
+  PerPos take_pending(int stage);
+
 private:
   /// A block's forward and backward seconds in the parts tensor parallelism cuts it into.
   struct Parts {
@@ -62,13 +66,26 @@ private:
                            std::vector<TaskId> last);
   PerPos tp_post(int stage, CollOp op, int layer, int mb, const std::vector<TaskId>& src, const PerPos& concurrent_deps,
                  Category cat);
+  /// A MoE layer's MLP half: the ops before the experts, the dispatch all-to-all over the
+  /// expert-parallel group (and the ETP all-gather), the local experts at each rank's load,
+  /// the combine (ETP reduce-scatter, all-to-all), the ops after; backward in reverse.
+  PerPos moe_forward(int stage, int layer, int mb, const PerPos& deps, Category cat);
+  PerPos moe_backward(int stage, int layer, int mb, const PerPos& deps);
+  /// The EP exchange of one direction (dispatch, or combine) after `after`: the all-to-all and,
+  /// with etp > 1, the gather (dispatch) or reduce-scatter (combine) over the ETP group. With
+  /// moe_a2a_overlap the exchange runs behind another micro-batch's compute: what follows does
+  /// not wait for it, the micro-batch's pass on the stage does (pending()).
+  PerPos ep_exchange(int stage, bool dispatch, const Workload::Label& label, const PerPos& after);
+  /// Seconds of the local experts on each position of the stage at its rank's load.
+  std::vector<double> expert_seconds(int stage, double balanced, int layer, int mb);
 
   StepContext& ctx_;
   const CostModel& cost_;
   const TrainingSpec& t_;
   Workload& w_;
   DataParallelStrategy& dp_;
-  BlockCost attn_, mlp_, emb_, logits_;
+  BlockCost attn_, mlp_, moe_, emb_, logits_;
+  std::vector<PerPos> pending_; ///< per stage
 };
 
 } // namespace clustersim

@@ -27,7 +27,19 @@ public:
   /// coordinates (the first dimension varies fastest).
   std::vector<std::uint32_t> group(int rank, std::initializer_list<Dim> dims) const;
 
+  /// Megatron's MoE parallel folding: a stage's tp·cp·dp ranks, numbered in `order` (pp left
+  /// out), are split again as etp (innermost) × ep × edp for the expert layers. The expert-
+  /// parallel group of `rank` (same etp and edp coordinates) or its expert-tensor-parallel
+  /// group (same ep and edp), ordered by that coordinate.
+  enum class ExpertDim { etp, ep, edp };
+  std::vector<std::uint32_t> expert_group(int rank, int etp, int ep, ExpertDim d) const;
+  /// The coordinate of `rank` along an expert dimension.
+  int expert_coord(int rank, int etp, int ep, ExpertDim d) const;
+
 private:
+  int local_index(int rank) const; ///< position among the stage's tp·cp·dp ranks, in `order`
+  int local_rank(int index, int pp) const;
+  std::array<int, 3> local_order_{}; ///< tp/cp/dp in `order`, innermost first
   std::array<int, 4> size_{};
   std::array<int, 4> stride_{};
   int ranks_ = 1;

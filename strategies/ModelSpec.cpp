@@ -9,33 +9,64 @@
 
 namespace clustersim {
 
-double ModelSpec::layer_mlp_params() const
+namespace {
+
+double norm_params(const ModelSpec& m, double width) { return m.norm == NormKind::layernorm ? 2.0 * width : width; }
+
+/// One MLP of width `f` (a dense MLP, an expert): its matrices and biases.
+double mlp_of(const ModelSpec& m, double f)
 {
-  const int width = experts > 1 ? expert_ffn() : ffn_hidden;
-  double per_expert = static_cast<double>(mlp_matrices()) * hidden * width;
-  if (bias)
-    per_expert += mlp == MlpKind::swiglu ? 2.0 * width + hidden : static_cast<double>(width) + hidden;
-  double router = experts > 1 ? static_cast<double>(hidden) * experts : 0.0;
-  return per_expert * experts + router;
+  double p = static_cast<double>(m.mlp_matrices()) * m.hidden * f;
+  if (m.bias)
+    p += m.mlp == MlpKind::swiglu ? 2.0 * f + m.hidden : f + m.hidden;
+  return p;
 }
 
-double ModelSpec::layer_params() const
-{
-  double h = hidden;
-  const double q = q_dim();
-  double qkv = h * (q + 2.0 * kv_dim());
-  double out = q * h;
-  double attn_bias = bias ? (q + 2.0 * kv_dim()) + h : 0.0;
-  double norms = norm == NormKind::layernorm ? 4.0 * h : 2.0 * h;
-  return qkv + out + attn_bias + norms + layer_mlp_params();
-}
+} // namespace
 
-std::vector<double> ModelSpec::layer_tensors() const
+double ModelSpec::attention_params() const
 {
   const double h = hidden;
+  double p = norm_params(*this, h);
+  if (mla) {
+    // DeepSeek-V2/V3: queries through a q_lora_rank latent (or directly), keys and values
+    // through one kv_lora_rank latent plus a shared rotary key, each latent normalised
+    const Mla& r = mla_ranks;
+    const double qk = static_cast<double>(heads) * qk_head_dim();
+    p += r.q_lora_rank > 0 ? h * r.q_lora_rank + norm_params(*this, r.q_lora_rank) + r.q_lora_rank * qk : h * qk;
+    p += h * (r.kv_lora_rank + r.qk_rope_head_dim) + norm_params(*this, r.kv_lora_rank) +
+         static_cast<double>(r.kv_lora_rank) * heads * (r.qk_nope_head_dim + r.v_head_dim);
+    p += static_cast<double>(heads) * r.v_head_dim * h;
+    return p;
+  }
   const double q = q_dim();
-  const double kv = kv_dim();
-  const double f = experts > 1 ? expert_ffn() : ffn_hidden;
+  p += h * (q + 2.0 * kv_dim()) + q * h;
+  if (bias)
+    p += (q + 2.0 * kv_dim()) + h;
+  return p;
+}
+
+double ModelSpec::mlp_params(int layer) const
+{
+  double p = norm_params(*this, hidden);
+  if (!moe_layer(layer))
+    return p + mlp_of(*this, ffn_hidden);
+  return p + shared_experts * mlp_of(*this, expert_ffn()) + static_cast<double>(hidden) * experts;
+}
+
+double ModelSpec::expert_params(int layer) const
+{
+  return moe_layer(layer) ? experts * mlp_of(*this, expert_ffn()) : 0.0;
+}
+
+double ModelSpec::layer_params(int layer) const
+{
+  return attention_params() + mlp_params(layer) + expert_params(layer);
+}
+
+std::vector<double> ModelSpec::layer_tensors(int layer) const
+{
+  const double h = hidden;
   std::vector<double> t;
   auto norm_ = [&] {
     t.push_back(h);
@@ -43,23 +74,34 @@ std::vector<double> ModelSpec::layer_tensors() const
       t.push_back(h);
   };
   norm_();
-  t.push_back(h * (q + 2 * kv));
-  if (bias)
-    t.push_back(q + 2 * kv);
-  t.push_back(q * h);
-  if (bias)
-    t.push_back(h);
+  if (mla) {
+    t.push_back(attention_params() - norm_params(*this, h)); // MLA's projections, one piece per layer
+  } else {
+    const double q = q_dim();
+    const double kv = kv_dim();
+    t.push_back(h * (q + 2 * kv));
+    if (bias)
+      t.push_back(q + 2 * kv);
+    t.push_back(q * h);
+    if (bias)
+      t.push_back(h);
+  }
   norm_();
-  for (int e = 0; e < experts; ++e) {
+  auto one_mlp = [&](double f) {
     t.push_back(h * f * (mlp == MlpKind::swiglu ? 2 : 1));
     if (bias)
       t.push_back(f * (mlp == MlpKind::swiglu ? 2 : 1));
     t.push_back(f * h);
     if (bias)
       t.push_back(h);
+  };
+  if (!moe_layer(layer)) {
+    one_mlp(ffn_hidden);
+    return t;
   }
-  if (experts > 1)
-    t.push_back(h * experts);
+  for (int e = 0; e < experts + shared_experts; ++e)
+    one_mlp(expert_ffn());
+  t.push_back(h * experts);
   return t;
 }
 
@@ -83,15 +125,18 @@ double ModelSpec::final_norm_params() const
 
 double ModelSpec::total_params() const
 {
-  return layers * layer_params() + embedding_params() + output_params() + final_norm_params();
+  double p = embedding_params() + output_params() + final_norm_params();
+  p += layers * (attention_params() + mlp_params(layers - 1) + expert_params(layers - 1));
+  if (experts > 1 && dense_layers > 0) // the leading dense layers instead of MoE ones
+    p += dense_layers * (mlp_params(0) - mlp_params(layers - 1) - expert_params(layers - 1));
+  return p;
 }
 
 double ModelSpec::active_params() const
 {
   if (experts <= 1)
     return total_params();
-  double inactive_per_layer = layer_mlp_params() * (experts - top_k) / experts;
-  return total_params() - layers * inactive_per_layer;
+  return total_params() - moe_layer_count() * expert_params(layers - 1) * (experts - top_k) / experts;
 }
 
 namespace {
@@ -316,6 +361,49 @@ ModelSpec import_hf_config(const std::string& path)
   return parse_hf_config(YamlNode::load_file(path));
 }
 
+namespace {
+
+/// The MoE and attention fields of a config.json by their names in the DeepSeek-V2/V3, Kimi K2,
+/// Qwen2/3-MoE, Mixtral and gpt-oss configs, each within the model table's bounds.
+template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
+{
+  auto field = [&](std::initializer_list<const char*> names, const char* key, int& out) {
+    if (const YamlNode* n = get(names)) {
+      const KeySpec& k = key[0] == 'm' && std::string(key).rfind("mla.", 0) == 0 ? mla_section().at(key + 4)
+                                                                                  : model_section().at(key);
+      out = static_cast<int>(n->as_int(static_cast<long long>(k.min), static_cast<long long>(k.max)));
+    }
+  };
+  field({"n_routed_experts", "num_local_experts", "num_experts"}, "experts", m.experts);
+  field({"num_experts_per_tok", "moe_top_k"}, "top_k", m.top_k);
+  field({"moe_intermediate_size"}, "moe_ffn_hidden", m.moe_ffn_hidden);
+  field({"n_shared_experts"}, "shared_experts", m.shared_experts);
+  field({"first_k_dense_replace"}, "dense_layers", m.dense_layers);
+  field({"num_nextn_predict_layers"}, "mtp_layers", m.mtp_layers);
+  field({"head_dim"}, "head_dim", m.head_dim_override);
+  if (const YamlNode* n = get({"shared_expert_intermediate_size"})) { // Qwen2-MoE: one wide shared expert
+    const int width = static_cast<int>(n->as_int(1, 1 << 24));
+    const int f = m.moe_ffn_hidden > 0 ? m.moe_ffn_hidden : m.ffn_hidden;
+    m.shared_experts = std::max(1, (width + f - 1) / f);
+  }
+  if (get({"kv_lora_rank"})) {
+    m.mla = true;
+    field({"q_lora_rank"}, "mla.q_lora_rank", m.mla_ranks.q_lora_rank);
+    field({"kv_lora_rank"}, "mla.kv_lora_rank", m.mla_ranks.kv_lora_rank);
+    field({"qk_rope_head_dim"}, "mla.qk_rope_head_dim", m.mla_ranks.qk_rope_head_dim);
+    field({"qk_nope_head_dim"}, "mla.qk_nope_head_dim", m.mla_ranks.qk_nope_head_dim);
+    field({"v_head_dim"}, "mla.v_head_dim", m.mla_ranks.v_head_dim);
+    m.head_dim_override = 0; // MLA's heads are sized by its ranks
+  }
+  if (m.experts == 1) {
+    m.top_k = 1;
+    m.dense_layers = 0;
+  }
+  m.dense_layers = std::min(m.dense_layers, m.layers);
+}
+
+} // namespace
+
 ModelSpec parse_hf_config(const YamlNode& root)
 {
   const std::string& path = root.file();
@@ -389,12 +477,7 @@ ModelSpec parse_hf_config(const YamlNode& root)
     m.bias = n2->as_bool();
   else
     m.bias = !(m.norm == NormKind::rmsnorm);
-  if (const YamlNode* n = get({"num_local_experts", "num_experts"}))
-    m.experts = static_cast<int>(n->as_int(1, 1 << 16));
-  if (const YamlNode* n = get({"num_experts_per_tok", "moe_top_k"}))
-    m.top_k = static_cast<int>(n->as_int(1, 1 << 16));
-  if (m.experts == 1)
-    m.top_k = 1;
+  read_hf_moe(get, m);
   check_model(m, root);
   return m;
 }

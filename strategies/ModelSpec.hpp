@@ -51,26 +51,41 @@ struct ModelSpec {
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   int q_dim() const { return heads * head_dim(); } ///< width of the queries (= hidden unless head_dim is set)
   int kv_dim() const { return kv_heads * head_dim(); }
+  /// Head dimension of the attention scores (queries and keys) and of the values; MLA: its
+  /// nope + rope and v_head_dim, else head_dim().
+  int qk_head_dim() const { return mla ? mla_ranks.qk_nope_head_dim + mla_ranks.qk_rope_head_dim : head_dim(); }
+  int v_head_dim() const { return mla ? mla_ranks.v_head_dim : head_dim(); }
   int expert_ffn() const { return moe_ffn_hidden > 0 ? moe_ffn_hidden : ffn_hidden; }
   int mlp_matrices() const { return mlp == MlpKind::swiglu ? 3 : 2; }
+  /// Whether transformer layer `layer` (0-based; MTP modules count from `layers`) routes its
+  /// tokens to experts: every layer of a MoE model after the `dense_layers` leading ones.
+  bool moe_layer(int layer) const { return experts > 1 && layer >= dense_layers; }
+  int moe_layer_count() const { return experts > 1 ? layers - dense_layers : 0; }
 
+  /// Parameters of the attention half of a layer: its norm, the Q/K/V (or MLA's down and up
+  /// projections with their latent norms), the output projection, their biases.
+  double attention_params() const;
+  /// Parameters of the MLP half that tensor parallelism shards: its norm, and either the dense
+  /// MLP (ffn_hidden) or, in a MoE layer, the shared experts and the router.
+  double mlp_params(int layer) const;
+  /// Parameters of the routed experts of `layer` (0 for a dense layer): what expert
+  /// parallelism shards.
+  double expert_params(int layer) const;
   /// Parameters of one transformer layer (all experts included).
-  double layer_params() const;
+  double layer_params(int layer) const;
   /// The same, tensor by tensor as a Megatron-style layer holds them (norm weights and biases,
   /// fused QKV, projection, MLP matrices and biases, per expert, the router): what a framework
   /// that gathers parameter by parameter (DeepSpeed ZeRO-3) gathers. Sums to layer_params().
-  std::vector<double> layer_tensors() const;
-  /// Of these, the MLP (expert) part.
-  double layer_mlp_params() const;
+  std::vector<double> layer_tensors(int layer) const;
   /// Input embedding (+ learned positions) parameters.
   double embedding_params() const;
   /// Output projection parameters (0 when tied).
   double output_params() const;
   /// Final norm parameters.
   double final_norm_params() const;
-  /// Everything.
+  /// Everything but the MTP modules (the count the authors quote).
   double total_params() const;
-  /// Parameters a token passes through (MoE: top_k experts instead of all).
+  /// Parameters a token passes through (MoE: top_k routed experts instead of all).
   double active_params() const;
 };
 

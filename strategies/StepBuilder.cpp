@@ -87,15 +87,30 @@ double StepContext::param_comm_bytes() const
 
 const std::vector<std::uint32_t>& StepContext::groups(int stage, Dim a, Dim b)
 {
-  auto key = std::make_tuple(stage, static_cast<int>(a), static_cast<int>(b));
+  return cached_groups(stage, static_cast<int>(a), static_cast<int>(b), [&](std::uint32_t r) {
+    return b == Dim::pp ? layout_.group(static_cast<int>(r), {a}) : layout_.group(static_cast<int>(r), {a, b});
+  });
+}
+
+const std::vector<std::uint32_t>& StepContext::expert_groups(int stage, Layout::ExpertDim d)
+{
+  const TrainingSpec& t = training();
+  return cached_groups(stage, 10 + static_cast<int>(d), 0, [&](std::uint32_t r) {
+    return layout_.expert_group(static_cast<int>(r), t.etp, t.ep, d);
+  });
+}
+
+template <class F>
+const std::vector<std::uint32_t>& StepContext::cached_groups(int stage, int a, int b, F members_of)
+{
+  auto key = std::make_tuple(stage, a, b);
   auto it = group_cache_.find(key);
   if (it != group_cache_.end())
     return it->second;
   std::vector<std::uint32_t> ids;
   std::unordered_set<std::uint32_t> leaders; // smallest member of each group made so far
   for (std::uint32_t r : stage_ranks(stage)) {
-    std::vector<std::uint32_t> members =
-        b == Dim::pp ? layout_.group(static_cast<int>(r), {a}) : layout_.group(static_cast<int>(r), {a, b});
+    std::vector<std::uint32_t> members = members_of(r);
     std::uint32_t leader = *std::min_element(members.begin(), members.end());
     if (!leaders.insert(leader).second)
       continue;
@@ -137,6 +152,17 @@ std::vector<TaskId> StepContext::compute(int stage, double seconds, const Worklo
   return out;
 }
 
+std::vector<TaskId> StepContext::compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
+                                         const PerPos& deps, Stream stream)
+{
+  const auto& ranks = stage_ranks(stage);
+  std::vector<TaskId> out(ranks.size());
+  static const std::vector<TaskId> none;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    out[i] = w_.add_compute(ranks[i], seconds[i], label, deps.empty() ? none : deps[i], stream);
+  return out;
+}
+
 // ------------------------------------------------------------------ the builder
 
 namespace {
@@ -172,6 +198,7 @@ private:
   void emit(int stage, const PipelineOp& op);
   PerPos receive(int stage, int vstage, int mb, bool forward);
   void tied_embedding_reduction(std::vector<PerPos>& extra);
+  PerPos join_pending(int stage, PerPos deps, const char* name);
 
   const CostModel& cost_;
   const TrainingSpec& t_;
@@ -194,9 +221,6 @@ void PipelineDriver::plan_units()
   const ModelSpec& model = cost_.model();
   const std::vector<VirtualStage>& stages = cost_.pipeline();
   const double t = t_.tp;
-  double mlp = model.layer_mlp_params();
-  double dense = model.layer_params() - mlp;
-  double layer_params = dense / t + (model.experts > 1 ? mlp / (t * t_.ep) : mlp / t);
   slots_.assign(static_cast<std::size_t>(t_.pp), std::vector<Slot>(static_cast<std::size_t>(t_.vpp)));
   layers_per_vstage_.clear();
   for (const auto& v : stages)
@@ -210,9 +234,9 @@ void PipelineDriver::plan_units()
       if (v.embedding)
         units.push_back({"embedding", -1, c, model.embedding_params() / t});
       for (int l = 0; l < v.layers; ++l)
-        units.push_back({"layer", v.first_layer + l, c, layer_params});
+        units.push_back({"layer", v.first_layer + l, c, cost_.layer_rank_params(v.first_layer + l).total()});
       for (int k = 0; k < v.mtp; ++k)
-        units.push_back({"mtp", model.layers + k, c, layer_params});
+        units.push_back({"mtp", model.layers + k, c, cost_.layer_rank_params(model.layers + k).total()});
       if (v.loss) {
         double out =
             model.final_norm_params() +
@@ -269,6 +293,7 @@ void PipelineDriver::emit(int stage, const PipelineOp& op)
       int idx = slot.first_unit + k;
       deps = layers_->forward_unit(stage, units[static_cast<std::size_t>(idx)], idx, op.micro_batch, deps, false);
     }
+    deps = join_pending(stage, std::move(deps), "moe_a2a_wait");
     std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
       out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
@@ -283,11 +308,25 @@ void PipelineDriver::emit(int stage, const PipelineOp& op)
       if ((u.name == "embedding" || u.name == "output") && last)
         embed_grad_done_[static_cast<std::size_t>(stage)] = std::move(b.weights_done);
     }
+    deps = join_pending(stage, std::move(deps), "moe_a2a_wait");
     std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
       out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
     bwd_out_[out_index(slot.vstage, op.micro_batch)] = out;
   }
+}
+
+PerPos PipelineDriver::join_pending(int stage, PerPos deps, const char* name)
+{
+  // the pass's overlapped EP exchanges must be done before its output leaves the stage: a
+  // zero-length task after all of them and the pass's last task
+  PerPos pend = layers_->take_pending(stage);
+  if (pend.empty())
+    return deps;
+  for (std::size_t i = 0; i < deps.size() && i < pend.size(); ++i)
+    deps[i].insert(deps[i].end(), pend[i].begin(), pend[i].end());
+  Workload::Label label{Category::other, name, -1, -1};
+  return single(ctx_.compute(stage, 0.0, label, deps));
 }
 
 void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)

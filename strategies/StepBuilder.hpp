@@ -73,6 +73,9 @@ public:
   int position(std::uint32_t rank) const { return position_[rank]; }
   /// Groups of a stage along `dims` (e.g. {tp}: the TP groups), as workload group ids.
   const std::vector<std::uint32_t>& groups(int stage, Dim a, Dim b = Dim::pp);
+  /// The expert-parallel (or expert-tensor-parallel, expert-data-parallel) groups of a stage
+  /// (Layout::expert_group), as workload group ids.
+  const std::vector<std::uint32_t>& expert_groups(int stage, Layout::ExpertDim d);
   const std::vector<ParamUnit>& units(int stage) const { return units_[static_cast<std::size_t>(stage)]; }
   std::vector<ParamUnit>& units(int stage) { return units_[static_cast<std::size_t>(stage)]; }
 
@@ -92,8 +95,12 @@ public:
   /// A compute task on every rank of the stage.
   std::vector<TaskId> compute(int stage, double seconds, const Workload::Label& label,
                               const std::vector<std::vector<TaskId>>& deps, Stream stream = Stream::compute);
+  /// The same with each position's own seconds (uneven expert loads).
+  std::vector<TaskId> compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
+                              const std::vector<std::vector<TaskId>>& deps, Stream stream = Stream::compute);
 
 private:
+  template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);
   Workload& w_;
   const CostModel& cost_;
   const Layout& layout_;

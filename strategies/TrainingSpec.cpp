@@ -55,8 +55,11 @@ const Section& training_section()
           K::integer("dp", 1, 1, 1 << 24, "data-parallel replicas").computed("gpus / (tp*pp*cp)").fixed_by_planner(),
           K::integer("cp", 1, 1, 1 << 16, "context-parallel degree (ring attention over sequence chunks)")
               .fixed_by_planner(),
-          K::integer("ep", 1, 1, 1 << 16, "expert-parallel degree, folded inside dp*cp"),
-          K::integer("etp", 1, 1, 1 << 16, "expert tensor-parallel degree (Megatron's MoE parallel folding)"),
+          K::integer("ep", 1, 1, 1 << 16, "expert-parallel degree, folded inside tp*cp*dp (Megatron's MoE parallel "
+                                          "folding)")
+              .fixed_by_planner(),
+          K::integer("etp", 1, 1, 1 << 16, "expert tensor-parallel degree (Megatron's MoE parallel folding)")
+              .fixed_by_planner(),
           K::integer("vpp", 1, 1, 1 << 10, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")
               .fixed_by_planner(),
           K::choice("pipeline_schedule", "", schedule_names(), "order of forward and backward passes on a stage")

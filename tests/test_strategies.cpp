@@ -74,7 +74,7 @@ TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
   CHECK(collective_bytes(w, Category::dp_comm, CollOp::all_reduce) ==
         doctest::Approx(e.model.total_params() * grad_bytes).epsilon(1e-9));
   // a bucket closes once it reaches bucket_size, so it holds at most one unit more
-  const double largest_unit = std::max(e.model.layer_params(), e.model.embedding_params()) * grad_bytes;
+  const double largest_unit = std::max(e.model.layer_params(0), e.model.embedding_params()) * grad_bytes;
   std::size_t buckets = 0;
   for (const auto& call : w.collectives())
     if (call.category == Category::dp_comm) {

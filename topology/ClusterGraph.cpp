@@ -115,8 +115,12 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   cg.platform_ = platform;
   cg.gpus_ = gpus;
   cg.nodes_ = gpus / per_node;
-  const int dn = platform.node.domain_nodes;
-  cg.domains_ = (cg.nodes_ + dn - 1) / dn;
+  // A job that spans several NVLink domains takes an equal share of each, in whole nodes (what
+  // Slurm's --segment asks for on NVL72 racks): 256 GPUs on GB200 NVL72 are 4 racks of 64, so
+  // 64-GPU model- and expert-parallel groups stay inside a rack; the last domain may hold fewer.
+  cg.domains_ = (cg.nodes_ + platform.node.domain_nodes - 1) / platform.node.domain_nodes;
+  cg.domain_nodes_ = (cg.nodes_ + cg.domains_ - 1) / cg.domains_;
+  const int dn = cg.domain_nodes_;
   if (cg.domains_ > 1 && platform.node.nics == 0)
     throw ConfigError(where,
                       "platform '" + platform.name + "' has no NICs, so it cannot span " + std::to_string(cg.domains_) +
@@ -269,7 +273,7 @@ double ClusterGraph::route(int a, int b, std::vector<int>& out) const
   if (a == b)
     return latency;
   const int per_node = platform_.node.gpus;
-  const int per_domain = platform_.gpus_per_domain();
+  const int per_domain = gpus_per_domain();
   if (domain_of(a) == domain_of(b)) {
     int la = a % per_domain;
     int lb = b % per_domain;

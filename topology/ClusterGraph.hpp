@@ -78,7 +78,9 @@ public:
 
   VertexId gpu_vertex(int gpu) const { return gpu_vertex_[static_cast<std::size_t>(gpu)]; }
   int node_of(int gpu) const { return gpu / platform_.node.gpus; }
-  int domain_of(int gpu) const { return node_of(gpu) / platform_.node.domain_nodes; }
+  int domain_of(int gpu) const { return node_of(gpu) / domain_nodes_; }
+  /// GPUs of one NVLink domain this cluster uses (a spanning job takes an equal share of each).
+  int gpus_per_domain() const { return domain_nodes_ * platform_.node.gpus; }
   int local_of(int gpu) const { return gpu % platform_.node.gpus; }
   /// Global NIC index serving a GPU, -1 when the node has none.
   int nic_of(int gpu) const;
@@ -121,6 +123,7 @@ private:
   int gpus_ = 0;
   int nodes_ = 0;
   int domains_ = 0;
+  int domain_nodes_ = 1; ///< nodes per NVLink domain in use
   int fabric_levels_ = 0;
   std::vector<int> vertex_count_;
 

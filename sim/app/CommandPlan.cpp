@@ -36,6 +36,8 @@ OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
           {"pp", t.pp},
           {"dp", t.dp},
           {"cp", t.cp},
+          {"ep", t.ep},
+          {"etp", t.etp},
           {"vpp", t.vpp},
           {"pipeline_schedule", to_string(t.schedule)},
           {"micro_batch", t.micro_batch},

@@ -141,7 +141,10 @@ std::string format_kernels(const ExperimentSpec& e)
     o << line;
   };
   rows("attention", c.attention_block());
-  rows("mlp", c.mlp_block());
+  if (c.model().dense_layers > 0 || c.model().experts == 1)
+    rows("mlp", c.mlp_block());
+  if (c.model().experts > 1)
+    rows("moe", c.moe_block());
   rows("logits", c.logits());
   if (!c.attention_block().ring_forward.empty()) {
     std::snprintf(line, sizeof line, "    ring attention: %d steps, %.1f us forward / %.1f us backward each (mean)\n",

@@ -21,6 +21,35 @@ std::vector<std::vector<std::uint32_t>> members_by_node(const GroupView& g)
   return out;
 }
 
+bool one_switch(const GroupView& g, const std::vector<std::uint32_t>& members)
+{
+  const ClusterGraph& c = g.cluster;
+  auto gpu = [&](std::uint32_t m) { return static_cast<int>(g.ranks[m]); };
+  bool same_domain = true, distinct_domains = true, same_leaf = true;
+  std::map<int, int> domains;
+  for (std::uint32_t m : members) {
+    same_domain = same_domain && c.domain_of(gpu(m)) == c.domain_of(gpu(members[0]));
+    distinct_domains = distinct_domains && ++domains[c.domain_of(gpu(m))] == 1;
+    same_leaf = same_leaf && c.leaf_of(gpu(m)) >= 0 && c.leaf_of(gpu(m)) == c.leaf_of(gpu(members[0]));
+  }
+  if (same_domain)
+    return c.platform().node.scale_up == ScaleUpKind::nvswitch;
+  return distinct_domains && same_leaf;
+}
+
+void add_exchange(PhaseBuilder& b, const GroupView& g, const std::vector<std::uint32_t>& members, double slice)
+{
+  const std::size_t n = members.size();
+  if (n > 2 && one_switch(g, members)) {
+    for (std::size_t i = 0; i < n; ++i)
+      b.add(members[i], members[(i + 1) % n], slice * static_cast<double>(n - 1));
+    return;
+  }
+  for (std::uint32_t i : members)
+    for (std::uint32_t j : members)
+      b.add(i, j, slice);
+}
+
 void PhaseBuilder::add(std::uint32_t src, std::uint32_t dst, double bytes)
 {
   if (src == dst || bytes <= 0)

@@ -89,4 +89,13 @@ private:
   std::unordered_map<std::uint64_t, std::size_t> index_;
 };
 
+/// Whether the members reach one another through one non-blocking switch over links of their
+/// own: one NVSwitch domain, or NICs on one leaf switch (each member in its own NVLink domain).
+bool one_switch(const GroupView& g, const std::vector<std::uint32_t>& members);
+/// Adds an exchange in which every member sends `slice` to every other (an all-to-all). Through
+/// one switch (one_switch) it is emitted as one flow per member to the next carrying its n-1
+/// slices: every member's links carry exactly the same bytes, so on idle links and under
+/// contention on those links it takes the same time, with n flows instead of n(n-1).
+void add_exchange(PhaseBuilder& b, const GroupView& g, const std::vector<std::uint32_t>& members, double slice);
+
 } // namespace clustersim

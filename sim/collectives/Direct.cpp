@@ -26,10 +26,10 @@ public:
         b.add(i, static_cast<std::uint32_t>((i + 1) % n), bytes);
       return plan;
     }
-    const double slice = bytes / static_cast<double>(n);
+    std::vector<std::uint32_t> all(n);
     for (std::uint32_t i = 0; i < n; ++i)
-      for (std::uint32_t j = 0; j < n; ++j)
-        b.add(i, j, slice);
+      all[i] = i;
+    add_exchange(b, g, all, bytes / static_cast<double>(n));
     return plan;
   }
 };

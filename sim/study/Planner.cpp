@@ -95,17 +95,12 @@ namespace {
 double compute_bound(const CostModel& cost)
 {
   const TrainingSpec& t = cost.training();
-  const BlockCost a = cost.attention_block();
-  const BlockCost m = cost.mlp_block();
   const BlockCost e = cost.embedding();
   const BlockCost l = cost.logits();
-  const double layer = a.forward + a.backward + a.recompute + m.forward + m.backward + m.recompute;
-  const auto stages = cost.layers_per_stage();
   double worst = 0;
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    const int stage = static_cast<int>(s);
+  for (int stage = 0; stage < t.pp; ++stage) {
     // an MTP module: a layer and the output head
-    double v = stages[s] * layer + cost.mtp_modules(stage) * (layer + l.forward + l.backward);
+    double v = cost.stage_layer_seconds(stage) + cost.mtp_modules(stage) * (l.forward + l.backward);
     if (cost.holds_embedding(stage))
       v += e.forward + e.backward + e.recompute;
     if (cost.holds_loss(stage))
@@ -155,6 +150,8 @@ std::string describe_layout(const TrainingSpec& t)
   std::string s = "tp " + std::to_string(t.tp) + " pp " + std::to_string(t.pp) + " dp " + std::to_string(t.dp);
   if (t.cp > 1)
     s += " cp " + std::to_string(t.cp);
+  if (t.ep > 1 || t.etp > 1)
+    s += " ep " + std::to_string(t.ep) + (t.etp > 1 ? " etp " + std::to_string(t.etp) : "");
   if (t.pp > 1)
     s += std::string(" ") + to_string(t.schedule);
   if (t.vpp > 1)
@@ -168,7 +165,8 @@ std::string describe_layout(const TrainingSpec& t)
 std::string layout_key(const TrainingSpec& t)
 {
   return "tp " + std::to_string(t.tp) + " pp " + std::to_string(t.pp) + " cp " + std::to_string(t.cp) + " dp " +
-         std::to_string(t.dp) + " vpp " + std::to_string(t.vpp);
+         std::to_string(t.dp) + " vpp " + std::to_string(t.vpp) +
+         (t.ep > 1 || t.etp > 1 ? " ep " + std::to_string(t.ep) + " etp " + std::to_string(t.etp) : "");
 }
 
 double plan_objective(const PlanRequest& r, int gpus, double step_s)
@@ -254,6 +252,31 @@ void apply_fixed_to_base(PlanRequest& r)
   }
 }
 
+namespace {
+
+/// The expert layouts of a stage of `ranks` (tp x cp x dp) ranks: ep over the divisors of the
+/// experts that divide the ranks, etp 1 or the attention's tp (Megatron's MoE parallel
+/// folding); a dense model has only (1, 1).
+std::vector<std::pair<int, int>> expert_layouts(const PlanRequest& r, int ranks, int tp)
+{
+  std::vector<std::pair<int, int>> out;
+  if (r.model.experts <= 1)
+    return {{r.base.ep, r.base.etp}};
+  for (int ep : divisors(r.model.experts)) {
+    if (!matches_fixed(r, "ep", std::to_string(ep)))
+      continue;
+    for (int etp : {1, tp}) {
+      if ((etp == tp && tp == 1 && !out.empty() && out.back().first == ep) || ranks % (ep * etp) != 0 ||
+          !matches_fixed(r, "etp", std::to_string(etp)))
+        continue;
+      out.push_back({ep, etp});
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int gpus, const TrainingSpec&)>& fn)
 {
   static const std::vector<int> micro_batches{1, 2, 4, 8};
@@ -300,8 +323,12 @@ std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int
                     t.zero = zero;
                     t.recompute = rc;
                     t.sequence_parallel = sp;
-                    ++n;
-                    fn(g, t);
+                    for (const auto& [ep, etp] : expert_layouts(r, tp * cp * dp, tp)) {
+                      t.ep = ep;
+                      t.etp = etp;
+                      ++n;
+                      fn(g, t);
+                    }
                   }
                 }
               }

@@ -35,11 +35,13 @@ ModeChoice choose_mode(const ExperimentSpec& e)
   // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
   ModeChoice c;
-  if (e.faults.any()) {
+  // uneven expert loads (real routing) give every expert rank its own compute
+  const bool uneven = e.model.experts > 1 && e.training.ep > 1 && e.training.moe_load_balance != "force_balanced";
+  if (e.faults.any() || uneven) {
     c.analytic = e.mode == "analytic";
     c.name = c.analytic ? "analytic" : "full";
     c.reason = std::string(c.analytic ? "contention-free evaluation of every rank" : "every rank simulated") +
-               ": the faults make ranks differ";
+               (e.faults.any() ? ": the faults make ranks differ" : ": uneven expert loads make ranks differ");
     return c;
   }
   const std::string contention = replica_contention(e.platform);
@@ -182,8 +184,8 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   apply_link_faults(e.faults, cluster);
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   ModeChoice mode = choose_mode(e);
-  StepPlan plan = build_step(cost, !mode.fold ? 0 : mode.analytic ? 1 : e.platform.gpus_per_domain());
-  const int unit = !mode.fold ? 0 : mode.analytic ? 1 : e.platform.gpus_per_domain();
+  StepPlan plan = build_step(cost, !mode.fold ? 0 : mode.analytic ? 1 : cluster.gpus_per_domain());
+  const int unit = !mode.fold ? 0 : mode.analytic ? 1 : cluster.gpus_per_domain();
   apply_compute_faults(e.faults, e, plan.workload, [unit](const CostModel& c) { return build_step(c, unit).workload; });
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
@@ -194,7 +196,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
     if (!tree.empty())
       why = "the " + tree + " loads interior nodes more than the rest, so one node's replicas cannot stand for all";
     else if (open_domain(plan.workload, cluster) >= 0)
-      why = "the pipeline stages do not align with the " + std::to_string(e.platform.gpus_per_domain()) +
+      why = "the pipeline stages do not align with the " + std::to_string(cluster.gpus_per_domain()) +
             "-GPU NVLink domains, so a simulated rank would share its domain with mirrors";
     if (!why.empty()) {
       mode.fold = false;

@@ -135,8 +135,8 @@ private:
     const ModelSpec& m = ctx.cost().model();
     if (!ctx.training().traits().sharded.per_tensor || u.layer < 0)
       return {u.params};
-    std::vector<double> t = m.layer_tensors();
-    const double scale = u.params / m.layer_params();
+    std::vector<double> t = m.layer_tensors(u.layer);
+    const double scale = u.params / m.layer_params(u.layer);
     for (double& x : t)
       x *= scale;
     return t;

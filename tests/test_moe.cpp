@@ -1,0 +1,253 @@
+// Mixture-of-Experts against closed forms: parameters and FLOPs of the presets (DeepSeek-V3's
+// published 260 GFLOP per token), the dispatch and combine all-to-alls of every MoE layer and
+// the bytes they move, expert-parallel groups as Megatron folds them, the step time an uneven
+// expert load adds, memory sharded by EP, and the HF import of MoE configs.
+#include "CollectiveEngine.hpp"
+#include "CostModel.hpp"
+#include "Layout.hpp"
+#include "StepBuilder.hpp"
+#include "TestUtil.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace clustersim;
+using clustersim::test::catalog;
+
+namespace {
+
+ModelSpec preset(const std::string& name)
+{
+  return load_model_preset(name, catalog().models_dir(), SourceLocation{});
+}
+
+TrainingSpec training(int tp, int pp, int dp, int ep)
+{
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  t.tp = tp;
+  t.pp = pp;
+  t.dp = dp;
+  t.ep = ep;
+  t.micro_batch = 1;
+  t.global_batch = dp * 4;
+  t.sequence_parallel = tp > 1;
+  t.flash_attention = true;
+  return t;
+}
+
+/// A small MoE model: 4 layers, the first dense, 8 experts of which 2 per token, one shared.
+ModelSpec small_moe()
+{
+  ModelSpec m;
+  m.name = "small-moe";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  m.seq_len = 1024;
+  m.mlp = MlpKind::swiglu;
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rotary;
+  m.bias = false;
+  m.experts = 8;
+  m.top_k = 2;
+  m.moe_ffn_hidden = 1024;
+  m.shared_experts = 1;
+  m.dense_layers = 1;
+  return m;
+}
+
+nlohmann::json run_json(const std::string& yaml)
+{
+  std::string f = clustersim::test::write_temp("moe.yaml", yaml);
+  auto r = clustersim::test::run_cli("run " + f + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+} // namespace
+
+TEST_CASE("DeepSeek-V3 counts 671B parameters, 37B active, and 260 GFLOP per token with MTP and causal attention")
+{
+  const ModelSpec m = preset("deepseek-v3");
+  CHECK(m.total_params() == doctest::Approx(671e9).epsilon(0.002));
+  CHECK(m.active_params() == doctest::Approx(37e9).epsilon(0.02));
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 1, 1);
+  t.global_batch = 1;
+  CostModel c(m, t, gpu);
+  const double per_token = c.model_flops_per_step(true) / m.seq_len;
+  CHECK(per_token == doctest::Approx(260e9).epsilon(0.01));
+  // the MTP module counts as one more MoE layer, its 2h x h projection and the output head
+  ModelSpec no_mtp = m;
+  no_mtp.mtp_layers = 0;
+  CostModel c0(no_mtp, t, gpu);
+  const double tokens = m.seq_len;
+  const double mtp = 3.0 * (c.layer_forward_flops(1, m.layers) + c.logits_forward_flops(1) +
+                            2.0 * tokens * 2.0 * m.hidden * m.hidden);
+  CHECK(c.model_flops_per_step() - c0.model_flops_per_step() == doctest::Approx(mtp).epsilon(1e-12));
+}
+
+TEST_CASE("a MoE layer's FLOPs count top_k routed experts, the shared ones and the router, a dense layer its MLP")
+{
+  const ModelSpec m = small_moe();
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  CostModel c(m, training(1, 1, 1, 1), gpu);
+  const double T = m.seq_len, h = m.hidden;
+  const double attn = 2 * T * h * (3 * h) + 2 * T * h * h + c.attention_core_flops(1);
+  CHECK(c.layer_forward_flops(1, 0) == doctest::Approx(attn + 2 * T * h * 4096 * 3).epsilon(1e-12));
+  CHECK(c.layer_forward_flops(1, 1) ==
+        doctest::Approx(attn + 2 * T * h * 1024 * 3 * (2 + 1) + 2 * T * h * 8).epsilon(1e-12));
+  // parameters: the dense layer's MLP, then 8 routed + 1 shared experts and the router
+  CHECK(m.expert_params(0) == 0);
+  CHECK(m.expert_params(1) == doctest::Approx(8 * 3 * h * 1024).epsilon(1e-12));
+  CHECK(m.mlp_params(1) == doctest::Approx(h + 3 * h * 1024 + h * 8).epsilon(1e-12));
+  CHECK(m.active_params() == doctest::Approx(m.total_params() - 3 * 6 * 3 * h * 1024).epsilon(1e-12));
+}
+
+TEST_CASE("the expert-parallel groups fold inside a stage's tp x cp x dp ranks, etp innermost")
+{
+  TrainingSpec t = training(2, 2, 4, 4);
+  t.etp = 2;
+  Layout lay(t);
+  using E = Layout::ExpertDim;
+  // stage 0 holds ranks 0..7 (tp 2 x dp 4); etp pairs them (0,1), ep strides by 2 over 4 groups
+  CHECK(lay.expert_group(0, 2, 4, E::ep) == std::vector<std::uint32_t>{0, 2, 4, 6});
+  CHECK(lay.expert_group(3, 2, 4, E::ep) == std::vector<std::uint32_t>{1, 3, 5, 7});
+  CHECK(lay.expert_group(5, 2, 4, E::etp) == std::vector<std::uint32_t>{4, 5});
+  CHECK(lay.expert_group(9, 2, 4, E::ep) == std::vector<std::uint32_t>{9, 11, 13, 15}); // stage 1
+  TrainingSpec wide = training(2, 1, 8, 8);
+  Layout l2(wide);
+  CHECK(l2.expert_group(0, 1, 8, E::edp) == std::vector<std::uint32_t>{0, 8});
+}
+
+TEST_CASE("every MoE layer dispatches and combines tokens x top_k x hidden over its EP group, twice each way")
+{
+  const ModelSpec m = small_moe();
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 8, 8);
+  CostModel c(m, t, gpu);
+  StepPlan plan = build_step(c);
+  const double bytes = static_cast<double>(m.seq_len) * m.top_k * m.hidden * 2.0;
+  CHECK(c.moe_dispatch_bytes() == doctest::Approx(bytes));
+  int a2a = 0;
+  for (const auto& call : plan.workload.collectives())
+    if (call.op == CollOp::all_to_all) {
+      ++a2a;
+      CHECK(call.bytes == doctest::Approx(bytes));
+      CHECK(call.category == Category::ep_comm);
+      CHECK(plan.workload.groups()[call.group].ranks.size() == 8);
+    }
+  // 3 MoE layers x 4 micro-batches x (dispatch + combine) x (forward + backward)
+  CHECK(a2a == 3 * 4 * 2 * 2);
+  // what leaves a GPU: (ep - 1)/ep of it, over NVLink inside a node (direct) ...
+  ClusterGraph cluster = ClusterGraph::build(catalog().platform("dgx-h100", SourceLocation{}), 16);
+  CollectiveEngine engine(cluster, catalog().protocols());
+  std::vector<std::uint32_t> node{0, 1, 2, 3, 4, 5, 6, 7};
+  CHECK(engine.best_plan(CollOp::all_to_all, node, bytes, "auto").algorithm == "direct");
+  const FlowPlan fp = AlgorithmRegistry::instance().shared("direct").plan(CollOp::all_to_all, GroupView{cluster, node}, bytes);
+  double leaves = 0;
+  for (const auto& f : fp.phases[0].flows)
+    leaves += f.src == 0 && f.dst != 0 ? f.bytes : 0.0;
+  CHECK(leaves == doctest::Approx(bytes * 7 / 8).epsilon(1e-12));
+  // ... and across nodes through the destination's rail (PXN): each GPU's NIC sends (n-1)/n
+  std::vector<std::uint32_t> two{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const FlowPlan px = AlgorithmRegistry::instance().shared("pxn").plan(CollOp::all_to_all, GroupView{cluster, two}, bytes);
+  double rail = 0, total_in = 0;
+  for (const auto& f : px.phases[0].flows) {
+    if (f.src == 3 && f.dst == 11)
+      rail += f.bytes;
+    if (f.dst == 11)
+      total_in += f.bytes;
+  }
+  CHECK(rail == doctest::Approx(bytes / 2).epsilon(1e-12));  // node 0's 8 GPUs' slices for GPU 11
+  CHECK(total_in == doctest::Approx(bytes / 2 + 7 * bytes / 8).epsilon(1e-12));
+  CHECK(engine.best_plan(CollOp::all_to_all, two, bytes, "auto").algorithm == "pxn");
+}
+
+TEST_CASE("an uneven expert load adds the slowest expert rank's excess to every MoE layer")
+{
+  const std::string base = R"(name: moe-balance
+model: {layers: 4, hidden: 1024, heads: 8, kv_heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, mlp: swiglu,
+        experts: 8, top_k: 2, moe_ffn_hidden: 1024, shared_experts: 1, dense_layers: 1}
+cluster: {platform: dgx-h100, gpus: 8}
+simulation: {mode: analytic}
+training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precision: bf16, flash_attention: true,
+           zero: 1, overlap: {grad_reduce: false}, moe_load_balance: )";
+  const double balanced = run_json(base + "force_balanced}\n")["step_time_s"];
+  const double uneven = run_json(base + "aux_loss}\n")["step_time_s"];
+  // the expectation from the cost model: per MoE layer and micro-batch, forward and backward,
+  // the combine waits for the most loaded rank
+  const ModelSpec m = small_moe();
+  TrainingSpec t = training(1, 1, 8, 8);
+  t.global_batch = 32;
+  t.zero = 1;
+  t.moe_load_balance = "aux_loss";
+  CostModel c(m, t, *catalog().gpus().find("h100-sxm5-80gb"));
+  const BlockCost b = c.moe_block();
+  double excess = 0;
+  for (int layer = 1; layer < 4; ++layer)
+    for (int mb = 0; mb < 4; ++mb) {
+      auto loads = c.expert_loads(layer, mb, 0);
+      const double worst = *std::max_element(loads.begin(), loads.end());
+      CHECK(worst > 1.0);
+      excess += (worst - 1.0) * (b.experts_forward + b.experts_backward);
+    }
+  CHECK(excess > 0);
+  CHECK(uneven - balanced == doctest::Approx(excess).epsilon(1e-6));
+  // the spread is the multinomial one: loads average 1 over the group
+  auto loads = c.expert_loads(2, 1, 0);
+  double sum = 0;
+  for (double l : loads)
+    sum += l;
+  CHECK(sum == doctest::Approx(8.0).epsilon(1e-12));
+}
+
+TEST_CASE("expert weights shard by ep x etp and their optimizer states by the expert-data-parallel ranks")
+{
+  const ModelSpec m = preset("mixtral-8x7b");
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(2, 1, 16, 8);
+  t.zero = 1;
+  t.global_batch = 64;
+  CostModel c(m, t, gpu);
+  CHECK(c.expert_data_parallel() == 4); // 2 x 16 ranks / ep 8
+  const RankParams p = c.stage_rank_params(0);
+  CHECK(p.expert == doctest::Approx(m.layers * m.expert_params(0) / 8).epsilon(1e-12));
+  const MemoryBreakdown mem = c.memory(0);
+  const StateBytes st = t.states();
+  CHECK(mem.optimizer == doctest::Approx(p.dense * st.optimizer / 16 + p.expert * st.optimizer / 4).epsilon(1e-9));
+  CHECK(mem.weights == doctest::Approx(p.total() * st.weights).epsilon(1e-12));
+}
+
+TEST_CASE("Hugging Face configs of MoE models import their experts, MLA ranks and dense layers")
+{
+  const std::string ds = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "num_nextn_predict_layers": 1, "hidden_act": "silu",
+    "rms_norm_eps": 1e-06, "max_position_embeddings": 4096, "tie_word_embeddings": false})";
+  ModelSpec m = import_hf_config(clustersim::test::write_temp("config.json", ds));
+  const ModelSpec p = preset("deepseek-v3");
+  CHECK(m.experts == 256);
+  CHECK(m.top_k == 8);
+  CHECK(m.dense_layers == 3);
+  CHECK(m.mla);
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.total_params() == doctest::Approx(p.total_params()).epsilon(1e-12));
+  const std::string oss = R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 36,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+    "intermediate_size": 2880, "num_local_experts": 128, "num_experts_per_tok": 4, "attention_bias": true,
+    "hidden_act": "silu", "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "max_position_embeddings": 4096})";
+  ModelSpec g = import_hf_config(clustersim::test::write_temp("config.json", oss));
+  CHECK(g.total_params() == doctest::Approx(preset("gpt-oss-120b").total_params()).epsilon(1e-12));
+  CHECK(g.head_dim() == 64);
+}
