@@ -414,6 +414,9 @@ StepPlan PipelineDriver::run()
 StepPlan build_step(const CostModel& cost, int fold_unit)
 {
   const TrainingSpec& t = cost.training();
+  if ((static_cast<long long>(t.tp) * t.cp * t.dp) % (static_cast<long long>(t.ep) * t.etp) != 0)
+    throw std::logic_error("ep x etp = " + std::to_string(t.ep * t.etp) + " does not divide a stage's tp x cp x dp = " +
+                           std::to_string(static_cast<long long>(t.tp) * t.cp * t.dp));
   Layout layout(t);
   StepPlan plan;
   plan.folded = fold_unit > 0;

@@ -251,3 +251,17 @@ TEST_CASE("Hugging Face configs of MoE models import their experts, MLA ranks an
   CHECK(g.total_params() == doctest::Approx(preset("gpt-oss-120b").total_params()).epsilon(1e-12));
   CHECK(g.head_dim() == 64);
 }
+
+TEST_CASE("the scaling baseline of a MoE layout holds whole expert-parallel groups")
+{
+  // tp 2 x pp 4 on 32 H100: one node would hold tp x dp = 2 ranks per stage, fewer than ep 4;
+  // the baseline grows to 16 GPUs (tp x dp = 4), and the step runs
+  auto j = run_json(R"(name: moe-baseline
+model: {preset: deepseek-v3, layers: 16, dense_layers: 1, mtp_layers: 0}
+cluster: {platform: dgx-h100, gpus: 32}
+training: {tp: 2, pp: 4, ep: 4, sequence_parallel: true, micro_batch: 1, global_batch: 64, precision: bf16,
+           flash_attention: true, zero: 1, moe_load_balance: force_balanced}
+)");
+  CHECK(j["baseline_gpus"] == 16);
+  CHECK(j["step_time_s"].get<double>() > 0);
+}

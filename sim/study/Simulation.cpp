@@ -229,7 +229,9 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
 {
   ExperimentSpec b = e;
   b.faults = FaultSpec{}; // scaling is measured against a healthy baseline
-  const int mp = e.training.model_parallel();
+  // whole replicas, each holding whole expert-parallel groups: tp·cp·dp a multiple of ep·etp
+  const int ee = e.training.ep * e.training.etp;
+  const int mp = e.training.model_parallel() * (ee / std::gcd(e.training.tp * e.training.cp, ee));
   const int node = e.platform.node.gpus;
   int base = e.baseline_gpus > 0 ? e.baseline_gpus : node;
   if (base < mp)
@@ -242,7 +244,7 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
   if (base > e.gpus)
     base = e.gpus;
   b.gpus = base;
-  b.training.dp = base / mp;
+  b.training.dp = base / e.training.model_parallel();
   b.training.global_batch = e.training.global_batch / e.training.dp * b.training.dp;
   b.name = e.name + " (baseline)";
   return b;
