@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,30 @@ TEST_CASE("study cluster-whatif: 200 Gb/s costs time - rail-aligned rings do not
   CHECK(step.at("dgx-h100-200g") > 1.1 * step.at("dgx-h100"));
   CHECK(step.at("dgx-h100-2to1") == doctest::Approx(step.at("dgx-h100")).epsilon(0.01));
   CHECK(step.at("dgx-h100-fattree-2to1") >= step.at("dgx-h100-fattree") * 0.999);
+}
+
+TEST_CASE("study deepseek-v3-ep: on 8-GPU nodes a node-wide EP group wins, on NVL72 racks a wide one does")
+{
+  Study s = run_study("deepseek-v3-ep", {"breakdown"});
+  REQUIRE(s.rows.size() == 18);
+  std::map<std::tuple<std::string, int, int>, json> at;
+  for (const auto& r : s.rows)
+    at[{r.at("cluster.platform").get<std::string>(), std::stoi(r.at("cluster.gpus").get<std::string>()),
+        std::stoi(r.at("training.ep").get<std::string>())}] = r;
+  auto step = [&](const char* p, int gpus, int ep) { return num(at.at({p, gpus, ep}), "step_time_s"); };
+  auto ep_s = [&](const char* p, int gpus, int ep) { return num(at.at({p, gpus, ep}), "exposed_ep_s"); };
+  // 80 GB H100s hold the experts only spread over 32 GPUs or more
+  CHECK(at.at({"dgx-h100", 256, 8}).at("status") == "oom");
+  CHECK(at.at({"dgx-h100", 1024, 8}).at("status") == "oom");
+  CHECK(at.at({"dgx-h100", 1024, 32}).at("status") == "ok");
+  CHECK(at.at({"dgx-b200", 256, 64}).at("status") == "invalid");
+  // 8-GPU NVLink nodes: leaving the node costs the all-to-alls the network
+  CHECK(step("dgx-b200", 1024, 64) > 1.5 * step("dgx-b200", 1024, 8));
+  CHECK(ep_s("dgx-b200", 1024, 64) > 5 * ep_s("dgx-b200", 1024, 8));
+  // NVL72 racks: a 64-way group stays on NVLink, so wider is better, and far better than on B200 nodes
+  CHECK(step("gb200-nvl72", 1024, 64) < step("gb200-nvl72", 1024, 8));
+  CHECK(ep_s("gb200-nvl72", 1024, 64) < 1.5 * ep_s("gb200-nvl72", 1024, 8));
+  CHECK(step("gb200-nvl72", 1024, 64) < 0.5 * step("dgx-b200", 1024, 64));
 }
 
 namespace {

@@ -115,11 +115,21 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   cg.platform_ = platform;
   cg.gpus_ = gpus;
   cg.nodes_ = gpus / per_node;
-  // A job that spans several NVLink domains takes an equal share of each, in whole nodes (what
-  // Slurm's --segment asks for on NVL72 racks): 256 GPUs on GB200 NVL72 are 4 racks of 64, so
-  // 64-GPU model- and expert-parallel groups stay inside a rack; the last domain may hold fewer.
-  cg.domains_ = (cg.nodes_ + platform.node.domain_nodes - 1) / platform.node.domain_nodes;
-  cg.domain_nodes_ = (cg.nodes_ + cg.domains_ - 1) / cg.domains_;
+  // A job that spans several NVLink domains takes the same number of nodes from each (what
+  // Slurm's --segment asks for on NVL72 racks): the largest divisor of its nodes that a domain
+  // holds, if it uses at least half of each domain, else an equal share (the last domain may
+  // hold fewer). 256 or 1024 GPUs on GB200 NVL72 are racks of 64, so 64-GPU model- and
+  // expert-parallel groups stay inside a rack.
+  const int full = platform.node.domain_nodes;
+  cg.domain_nodes_ = std::min(full, cg.nodes_);
+  if (cg.nodes_ > full) {
+    int share = 0;
+    for (int d = full; d >= (full + 1) / 2 && share == 0; --d)
+      share = cg.nodes_ % d == 0 ? d : 0;
+    const int domains = (cg.nodes_ + full - 1) / full;
+    cg.domain_nodes_ = share > 0 ? share : (cg.nodes_ + domains - 1) / domains;
+  }
+  cg.domains_ = (cg.nodes_ + cg.domain_nodes_ - 1) / cg.domain_nodes_;
   const int dn = cg.domain_nodes_;
   if (cg.domains_ > 1 && platform.node.nics == 0)
     throw ConfigError(where,
