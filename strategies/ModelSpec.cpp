@@ -369,8 +369,8 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
 {
   auto field = [&](std::initializer_list<const char*> names, const char* key, int& out) {
     if (const YamlNode* n = get(names)) {
-      const KeySpec& k = key[0] == 'm' && std::string(key).rfind("mla.", 0) == 0 ? mla_section().at(key + 4)
-                                                                                  : model_section().at(key);
+      const bool mla_key = std::string(key).rfind("mla.", 0) == 0; // a key of section model.mla
+      const KeySpec& k = mla_key ? mla_section().at(key + 4) : model_section().at(key);
       out = static_cast<int>(n->as_int(static_cast<long long>(k.min), static_cast<long long>(k.max)));
     }
   };
