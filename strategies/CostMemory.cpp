@@ -224,9 +224,9 @@ MemoryBreakdown CostModel::memory(int stage) const
   const bool first = holds_embedding(stage);
   if (first)
     m.activations += T * h * e / sp * in_flight; // embedding output
-  // buffers: the logits (16-bit), their fp32 copy and gradient on the last stage
-  double logits_ws = last ? T * model_.vocab / t * (e + 8.0) : 0.0;
+  // buffers: the logits (16-bit) and the loss's fp32 buffers on the last stage
   const FrameworkTraits& f = training_.traits();
+  double logits_ws = last ? T * model_.vocab / t * (e + 4.0 * f.loss_fp32_copies) : 0.0;
   const double grad_bytes = f.grad_reduce(training_.precision);
   double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
                                              : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;

@@ -52,6 +52,21 @@ double CostModel::moe_dispatch_bytes() const
   return moe_tokens() * model_.top_k * model_.hidden * element_bytes();
 }
 
+double CostModel::moe_distinct_bins(int bins) const
+{
+  const double e = model_.experts;
+  const double outside = e - e / bins; // experts not in a given bin
+  double none = 1;                     // P(no expert of the k in that bin)
+  for (int i = 0; i < model_.top_k; ++i)
+    none *= std::max(0.0, (outside - i) / (e - i));
+  return bins * (1 - none);
+}
+
+double CostModel::moe_dedup_bytes(int bins) const
+{
+  return moe_tokens() * moe_distinct_bins(bins) * model_.hidden * element_bytes();
+}
+
 int CostModel::expert_data_parallel() const
 {
   const long long ranks = static_cast<long long>(training_.tp) * training_.cp * training_.dp;

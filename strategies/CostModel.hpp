@@ -158,6 +158,13 @@ public:
   /// micro-batch: every routed copy of its tokens (nccl-tests convention: its own share
   /// included; (ep-1)/ep of it leaves the rank).
   double moe_dispatch_bytes() const;
+  /// Expected number of `bins` equal shares of the experts (ranks, or NVLink domains of an EP
+  /// group) that a token's top_k distinct experts fall in, routing uniform:
+  /// bins·(1 − C(E − E/bins, k) / C(E, k)).
+  double moe_distinct_bins(int bins) const;
+  /// The same buffer for an exchange that sends each token once per destination bin (DeepEP,
+  /// HybridEP): moe_tokens() × moe_distinct_bins(bins) × hidden × bytes.
+  double moe_dedup_bytes(int bins) const;
   /// Expert-data-parallel degree: tp·cp·dp / (ep·etp), over which expert gradients reduce.
   int expert_data_parallel() const;
   /// Load of each expert-parallel rank of a group relative to the mean, for one MoE layer and

@@ -155,6 +155,11 @@ const Section& framework_section()
                     "before them (and a reduce-scatter of dK/dV after)"),
           K::string("fp8_recipe", "delayed", "default FP8 recipe (section fp8_recipe)"),
           K::boolean("fp8_output_layer", false, "the vocabulary projection runs in FP8 too"),
+          K::number("loss_fp32_copies", 2, 0, 4,
+                    "fp32 logits-sized buffers alive at the loss's peak besides the 16-bit logits: 1 for Megatron's "
+                    "vocab-parallel cross entropy (one fp32 copy; max, exp, softmax and the gradient in place), 2 for "
+                    "torch's F.cross_entropy(logits.float()) (the copy and the log-softmax, then its gradient)")
+              .counts("buffers"),
           K::value("state_bytes", "precision name or 'other' to section training.state_bytes").must(),
           K::value("grad_reduce_bytes", "precision name or 'other' to bytes per reduced gradient element").must(),
           K::section("bucket_params", "framework.bucket_params", "gradient bucket size").must(),
@@ -342,6 +347,7 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const
   if (!recipes.count(f.fp8_recipe))
     recipe.fail(unknown_name("fp8 recipe", f.fp8_recipe, keys_of(recipes)), join(keys_of(recipes)));
   f.fp8_output_layer = r.boolean("fp8_output_layer");
+  f.loss_fp32_copies = r.number("loss_fp32_copies");
   read_states(f, r.require("state_bytes"));
   read_reduce_bytes(f, r.require("grad_reduce_bytes"));
   SectionReader b(r.require("bucket_params"), framework_bucket_section());

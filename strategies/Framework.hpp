@@ -96,6 +96,7 @@ struct FrameworkTraits {
   bool cp_all_gather = false;     ///< context parallelism gathers all K/V up front (else a P2P ring)
   std::string fp8_recipe;
   bool fp8_output_layer = false;  ///< the vocabulary projection runs in FP8 too
+  double loss_fp32_copies = 2;    ///< fp32 logits-sized buffers at the loss's peak
   std::map<std::string, StateBytes> state_bytes; ///< by precision name, "other" for the rest
   std::map<std::string, double> grad_reduce_bytes;
   double bucket_min_params = 25e6;

@@ -436,10 +436,37 @@ PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label
   const std::string dir = dispatch ? (backward ? "ep_dispatch_grad" : "ep_dispatch")
                                    : (backward ? "ep_combine_grad" : "ep_combine");
   PerPos deps = after;
+  auto exchange = [&](const std::vector<std::uint32_t>& groups, double b, const std::string& name) {
+    if (groups.empty())
+      return; // one member per group: nothing crosses
+    deps = single(ctx_.collective(stage, groups, CollOp::all_to_all, b, Stream::ep,
+                                  {Category::ep_comm, name, label.layer, label.micro_batch}, deps));
+  };
+  // Toward the experts (dispatch forward, combine's gradient backward) or back from them.
+  const bool to_experts = dispatch != backward;
   auto a2a = [&] {
-    if (t_.ep > 1)
-      deps = single(ctx_.collective(stage, ctx_.expert_groups(stage, E::ep), CollOp::all_to_all, bytes, Stream::ep,
-                                    {Category::ep_comm, dir + "_all_to_all", label.layer, label.micro_batch}, deps));
+    if (t_.ep == 1)
+      return;
+    if (t_.moe_dispatcher != "deepep" && t_.moe_dispatcher != "hybridep") {
+      // NCCL all-to-all of the permuted copies: one per (token, expert)
+      exchange(ctx_.expert_groups(stage, E::ep), bytes, dir + "_all_to_all");
+      return;
+    }
+    // DeepEP / HybridEP send a token once per destination: over RDMA once per NVLink domain
+    // holding one of its experts (to the GPU at the sender's place there), then over NVLink once
+    // per GPU holding one; the combine reduces in the reverse order (DeepEP internode kernels)
+    const int domains = ctx_.expert_domains();
+    const double nvlink = cost_.moe_dedup_bytes(t_.ep);
+    if (domains == 1) {
+      exchange(ctx_.expert_groups(stage, E::ep), nvlink, dir + "_all_to_all");
+      return;
+    }
+    const double rdma = cost_.moe_dedup_bytes(domains);
+    if (to_experts)
+      exchange(ctx_.expert_hop_groups(stage, true), rdma, dir + "_rdma_all_to_all");
+    exchange(ctx_.expert_hop_groups(stage, false), nvlink, dir + "_nvlink_all_to_all");
+    if (!to_experts)
+      exchange(ctx_.expert_hop_groups(stage, true), rdma, dir + "_rdma_all_to_all");
   };
   auto etp = [&](CollOp op) {
     if (t_.etp > 1)
@@ -450,8 +477,7 @@ PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label
                                     deps));
   };
   // a backward pass enters the combine's gradient first (the reverse of forward's dispatch)
-  const bool gather_side = dispatch != backward;
-  if (gather_side) {
+  if (to_experts) {
     a2a();
     etp(CollOp::all_gather);
   } else {

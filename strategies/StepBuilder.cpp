@@ -27,8 +27,8 @@ std::string data_parallel_strategy_name(int zero)
 
 // ------------------------------------------------------------------ StepContext
 
-StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit)
-    : w_(w), cost_(cost), layout_(layout)
+StepContext::StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit, int domain_gpus)
+    : w_(w), cost_(cost), layout_(layout), domain_gpus_(domain_gpus)
 {
   const int p = layout.size(Dim::pp);
   stage_ranks_.resize(static_cast<std::size_t>(p));
@@ -98,6 +98,55 @@ const std::vector<std::uint32_t>& StepContext::expert_groups(int stage, Layout::
   return cached_groups(stage, 10 + static_cast<int>(d), 0, [&](std::uint32_t r) {
     return layout_.expert_group(static_cast<int>(r), t.etp, t.ep, d);
   });
+}
+
+const std::vector<std::uint32_t>& StepContext::replica_groups(int stage, ParamPool p)
+{
+  return p == ParamPool::expert ? expert_groups(stage, Layout::ExpertDim::edp) : groups(stage, Dim::cp, Dim::dp);
+}
+
+int StepContext::replicas(ParamPool p) const
+{
+  return p == ParamPool::expert ? cost_.expert_data_parallel() : training().dp * training().cp;
+}
+
+double StepContext::sharded_params(int stage) const
+{
+  double sum = 0;
+  for (const auto& u : units(stage))
+    for (ParamPool p : kParamPools)
+      sum += pool_params(u, p) / replicas(p);
+  return sum;
+}
+
+const std::vector<std::uint32_t>& StepContext::expert_hop_groups(int stage, bool rail)
+{
+  const TrainingSpec& t = training();
+  return cached_groups(stage, 20 + static_cast<int>(rail), 0, [&](std::uint32_t r) {
+    std::vector<std::uint32_t> group = layout_.expert_group(static_cast<int>(r), t.etp, t.ep, Layout::ExpertDim::ep);
+    std::sort(group.begin(), group.end());
+    auto domain = [&](std::uint32_t x) { return domain_gpus_ > 0 ? static_cast<int>(x) / domain_gpus_ : 0; };
+    // index of x among the group's members in its domain (the group is sorted)
+    auto local = [&](std::uint32_t x) {
+      return std::count_if(group.begin(), group.end(), [&](std::uint32_t y) { return y < x && domain(y) == domain(x); });
+    };
+    std::vector<std::uint32_t> members;
+    for (std::uint32_t x : group)
+      if (rail ? local(x) == local(r) : domain(x) == domain(r))
+        members.push_back(x);
+    return members;
+  });
+}
+
+int StepContext::expert_domains() const
+{
+  const TrainingSpec& t = training();
+  std::vector<std::uint32_t> group = layout_.expert_group(static_cast<int>(stage_ranks(0).front()), t.etp, t.ep,
+                                                          Layout::ExpertDim::ep);
+  std::unordered_set<int> domains;
+  for (std::uint32_t x : group)
+    domains.insert(domain_gpus_ > 0 ? static_cast<int>(x) / domain_gpus_ : 0);
+  return static_cast<int>(domains.size());
 }
 
 template <class F>
@@ -172,8 +221,8 @@ namespace {
 /// transfers, and hands each unit to the LayerEmitter.
 class PipelineDriver {
 public:
-  PipelineDriver(const CostModel& cost, Workload& w, const Layout& layout, int fold_unit)
-      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold_unit), w_(w), layout_(layout)
+  PipelineDriver(const CostModel& cost, Workload& w, const Layout& layout, int fold_unit, int domain_gpus)
+      : cost_(cost), t_(cost.training()), ctx_(w, cost, layout, fold_unit, domain_gpus), w_(w), layout_(layout)
   {
   }
 
@@ -233,10 +282,14 @@ void PipelineDriver::plan_units()
       Slot slot{g, static_cast<int>(units.size()), 0};
       if (v.embedding)
         units.push_back({"embedding", -1, c, model.embedding_params() / t});
-      for (int l = 0; l < v.layers; ++l)
-        units.push_back({"layer", v.first_layer + l, c, cost_.layer_rank_params(v.first_layer + l).total()});
-      for (int k = 0; k < v.mtp; ++k)
-        units.push_back({"mtp", model.layers + k, c, cost_.layer_rank_params(model.layers + k).total()});
+      for (int l = 0; l < v.layers; ++l) {
+        const RankParams r = cost_.layer_rank_params(v.first_layer + l);
+        units.push_back({"layer", v.first_layer + l, c, r.total(), r.expert});
+      }
+      for (int k = 0; k < v.mtp; ++k) {
+        const RankParams r = cost_.layer_rank_params(model.layers + k);
+        units.push_back({"mtp", model.layers + k, c, r.total(), r.expert});
+      }
       if (v.loss) {
         double out =
             model.final_norm_params() +
@@ -411,7 +464,7 @@ StepPlan PipelineDriver::run()
 
 } // namespace
 
-StepPlan build_step(const CostModel& cost, int fold_unit)
+StepPlan build_step(const CostModel& cost, int fold_unit, int domain_gpus)
 {
   const TrainingSpec& t = cost.training();
   if ((static_cast<long long>(t.tp) * t.cp * t.dp) % (static_cast<long long>(t.ep) * t.etp) != 0)
@@ -421,7 +474,7 @@ StepPlan build_step(const CostModel& cost, int fold_unit)
   StepPlan plan;
   plan.folded = fold_unit > 0;
   plan.workload = Workload(static_cast<std::uint32_t>(layout.ranks()));
-  PipelineDriver b(cost, plan.workload, layout, fold_unit);
+  PipelineDriver b(cost, plan.workload, layout, fold_unit, domain_gpus);
   StepPlan meta = b.run();
   plan.layers_per_stage = std::move(meta.layers_per_stage);
   plan.params_per_stage = std::move(meta.params_per_stage);

@@ -29,7 +29,15 @@ struct ParamUnit {
   int layer = -1;    ///< global layer index, -1 for embedding / logits
   int chunk = 0;     ///< model chunk on this stage
   double params = 0; ///< per rank, after TP / EP sharding
+  double expert = 0; ///< of `params`: the routed experts' (synchronised over the expert-data-parallel ranks)
 };
+
+/// The two sets of parameters data parallelism synchronises apart (Megatron keeps a gradient
+/// buffer for each): dense ones over the cp·dp replicas, routed experts over the
+/// expert-data-parallel ranks (tp·cp·dp / (ep·etp) of them).
+enum class ParamPool { dense = 0, expert = 1 };
+inline constexpr ParamPool kParamPools[] = {ParamPool::dense, ParamPool::expert};
+inline double pool_params(const ParamUnit& u, ParamPool p) { return p == ParamPool::expert ? u.expert : u.params - u.expert; }
 
 /// Gradient and parameter synchronisation across data-parallel replicas.
 class DataParallelStrategy {
@@ -57,7 +65,9 @@ public:
   /// 0's representative's NVLink domain (`fold_unit` consecutive GPUs) are emitted, in every
   /// stage; 0: every rank.
   /// emitted; the other ranks mirror it (see Workload).
-  StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit);
+  /// `domain_gpus`: GPUs of one NVLink domain as the job has them (consecutive ranks), for
+  /// exchanges that route through it (DeepEP); 0: unknown, one domain.
+  StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit, int domain_gpus = 0);
 
   Workload& workload() { return w_; }
   const CostModel& cost() const { return cost_; }
@@ -76,6 +86,18 @@ public:
   /// The expert-parallel (or expert-tensor-parallel, expert-data-parallel) groups of a stage
   /// (Layout::expert_group), as workload group ids.
   const std::vector<std::uint32_t>& expert_groups(int stage, Layout::ExpertDim d);
+  /// The groups of a stage over which a pool's gradients reduce and its parameters gather.
+  const std::vector<std::uint32_t>& replica_groups(int stage, ParamPool p);
+  /// Ranks in one of those groups: cp·dp, or the expert-data-parallel degree.
+  int replicas(ParamPool p) const;
+  /// Parameters of `stage` one rank updates when ZeRO shards the optimizer over the replicas.
+  double sharded_params(int stage) const;
+  /// The hops of a two-hop expert-parallel exchange (DeepEP): `rail` the members of each EP
+  /// group at the same place in their NVLink domain, one per domain (the RDMA hop); else the
+  /// members in the same domain (the NVLink hop).
+  const std::vector<std::uint32_t>& expert_hop_groups(int stage, bool rail);
+  /// NVLink domains one expert-parallel group spans.
+  int expert_domains() const;
   const std::vector<ParamUnit>& units(int stage) const { return units_[static_cast<std::size_t>(stage)]; }
   std::vector<ParamUnit>& units(int stage) { return units_[static_cast<std::size_t>(stage)]; }
 
@@ -109,6 +131,7 @@ private:
   std::vector<std::vector<ParamUnit>> units_;
   std::map<std::tuple<int, int, int>, std::vector<std::uint32_t>> group_cache_;
   std::uint16_t algo_ = 0;
+  int domain_gpus_ = 0;
 };
 
 /// What was built, with what the report needs to explain it.
@@ -126,7 +149,8 @@ struct StepPlan {
 /// a rail's NIC) stays simulated; mirrors differ only in their private NICs, which is exact
 /// where those cannot contend (the caller decides, see replica_contention()).
 /// Throws std::invalid_argument for an unknown schedule or DP strategy.
-StepPlan build_step(const CostModel& cost, int fold_unit = 0);
+/// `domain_gpus`: see StepContext.
+StepPlan build_step(const CostModel& cost, int fold_unit = 0, int domain_gpus = 0);
 
 /// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
 std::string data_parallel_strategy_name(int zero);

@@ -265,3 +265,101 @@ training: {tp: 2, pp: 4, ep: 4, sequence_parallel: true, micro_batch: 1, global_
   CHECK(j["baseline_gpus"] == 16);
   CHECK(j["step_time_s"].get<double>() > 0);
 }
+
+TEST_CASE("expert gradients reduce over the ranks that hold the same experts, dense ones over dp")
+{
+  const ModelSpec m = small_moe();
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 16, 8); // 16 ranks, ep 8: every expert on 2 ranks
+  for (int zero : {0, 1}) {
+    CAPTURE(zero);
+    t.zero = zero;
+    CostModel c(m, t, gpu);
+    REQUIRE(c.expert_data_parallel() == 2);
+    StepPlan plan = build_step(c);
+    double dense = 0, expert = 0;
+    for (const auto& call : plan.workload.collectives()) {
+      if (call.category != Category::dp_comm || call.op == CollOp::all_gather)
+        continue;
+      const auto& ranks = plan.workload.groups()[call.group].ranks;
+      if (std::find(ranks.begin(), ranks.end(), 0u) == ranks.end())
+        continue; // rank 0's reductions only
+      if (ranks.size() == 16)
+        dense += call.bytes;
+      else {
+        REQUIRE(ranks.size() == 2);
+        // the two holders of the same experts: same place in their EP groups
+        CHECK(ranks[1] - ranks[0] == 8);
+        expert += call.bytes;
+      }
+    }
+    // what rank 0 holds of each pool, in the framework's gradient bytes, once per step
+    const RankParams p = c.stage_rank_params(0);
+    const double g = t.traits().grad_reduce(t.precision);
+    CHECK(expert == doctest::Approx(p.expert * g).epsilon(1e-9));
+    CHECK(dense == doctest::Approx(p.dense * g).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("DeepEP sends a token once per NVLink domain over RDMA, then once per GPU over NVLink")
+{
+  // distinct bins of top_k of E experts: k when every expert is its own bin, 1 for one bin
+  const ModelSpec dsv3 = preset("deepseek-v3");
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 64, 64);
+  t.moe_dispatcher = "deepep";
+  CostModel c(dsv3, t, gpu);
+  CHECK(c.moe_distinct_bins(1) == doctest::Approx(1));
+  CHECK(c.moe_distinct_bins(256) == doctest::Approx(8));
+  double none = 1;
+  for (int i = 0; i < 8; ++i)
+    none *= (224.0 - i) / (256.0 - i);
+  CHECK(c.moe_distinct_bins(8) == doctest::Approx(8 * (1 - none)).epsilon(1e-12)); // 5.31 of 8 nodes
+  CHECK(c.moe_dedup_bytes(8) == doctest::Approx(c.moe_dispatch_bytes() * (1 - none)).epsilon(1e-12));
+
+  // on 16 ranks of 8-GPU nodes with ep 16: a rail hop of 2 and an NVLink hop of 8 per exchange
+  const ModelSpec m = small_moe();
+  TrainingSpec s = training(1, 1, 16, 8);
+  s.moe_dispatcher = "deepep";
+  for (int ep : {8, 16}) {
+    CAPTURE(ep);
+    s.ep = ep;
+    CostModel cm(m, s, gpu);
+    StepPlan plan = build_step(cm, 0, 8);
+    std::map<std::size_t, int> by_size;
+    std::map<std::size_t, double> bytes;
+    for (const auto& call : plan.workload.collectives())
+      if (call.op == CollOp::all_to_all) {
+        const std::size_t n = plan.workload.groups()[call.group].ranks.size();
+        ++by_size[n];
+        bytes[n] = call.bytes;
+      }
+    const int exchanges = 3 * 4 * 2 * 2 * (16 / ep); // MoE layers x micro-batches x 2 x 2, per EP group
+    if (ep == 8) { // inside a node: one hop, once per destination GPU
+      CHECK(by_size.size() == 1);
+      CHECK(by_size[8] == exchanges);
+      CHECK(bytes[8] == doctest::Approx(cm.moe_dedup_bytes(8)));
+    } else {
+      CHECK(by_size.size() == 2);
+      CHECK(by_size[2] == exchanges * 8); // 8 rails of 2
+      CHECK(by_size[8] == exchanges * 2); // 2 nodes of 8
+      CHECK(bytes[2] == doctest::Approx(cm.moe_dedup_bytes(2)));
+      CHECK(bytes[8] == doctest::Approx(cm.moe_dedup_bytes(16)));
+      CHECK(cm.moe_dedup_bytes(2) < cm.moe_dispatch_bytes());
+    }
+  }
+}
+
+TEST_CASE("Megatron's cross entropy keeps one fp32 copy of the logits, torch's F.cross_entropy two")
+{
+  const ModelSpec m = preset("llama3-8b");
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 1, 1);
+  t.global_batch = 1;
+  const double logits = static_cast<double>(m.seq_len) * m.vocab;
+  t.framework = Framework::megatron;
+  const double megatron = CostModel(m, t, gpu).memory(0).buffers;
+  t.framework = Framework::torchtitan;
+  const double torch = CostModel(m, t, gpu).memory(0).buffers;
+  CHECK(torch - megatron == doctest::Approx(4 * logits).epsilon(1e-9));
+}

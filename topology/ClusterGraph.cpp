@@ -101,6 +101,18 @@ std::vector<int> shortest_arcs(const Graph& g, VertexId src, VertexId dst)
 
 } // namespace
 
+int ClusterGraph::job_domain_nodes(const PlatformSpec& platform, int nodes)
+{
+  const int full = platform.node.domain_nodes;
+  if (nodes <= full)
+    return nodes;
+  int share = 0;
+  for (int d = full; d >= (full + 1) / 2 && share == 0; --d)
+    share = nodes % d == 0 ? d : 0;
+  const int domains = (nodes + full - 1) / full;
+  return share > 0 ? share : (nodes + domains - 1) / domains;
+}
+
 ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
 {
   const SourceLocation where{platform.file, 1, 1};
@@ -120,15 +132,7 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   // holds, if it uses at least half of each domain, else an equal share (the last domain may
   // hold fewer). 256 or 1024 GPUs on GB200 NVL72 are racks of 64, so 64-GPU model- and
   // expert-parallel groups stay inside a rack.
-  const int full = platform.node.domain_nodes;
-  cg.domain_nodes_ = std::min(full, cg.nodes_);
-  if (cg.nodes_ > full) {
-    int share = 0;
-    for (int d = full; d >= (full + 1) / 2 && share == 0; --d)
-      share = cg.nodes_ % d == 0 ? d : 0;
-    const int domains = (cg.nodes_ + full - 1) / full;
-    cg.domain_nodes_ = share > 0 ? share : (cg.nodes_ + domains - 1) / domains;
-  }
+  cg.domain_nodes_ = job_domain_nodes(platform, cg.nodes_);
   cg.domains_ = (cg.nodes_ + cg.domain_nodes_ - 1) / cg.domain_nodes_;
   const int dn = cg.domain_nodes_;
   if (cg.domains_ > 1 && platform.node.nics == 0)

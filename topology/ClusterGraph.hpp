@@ -65,6 +65,8 @@ public:
   /// Instantiates `platform` for `gpus` GPUs. Throws ConfigError (in the platform file) when
   /// the count is not a multiple of the node size or the fabric radix cannot hold the nodes.
   static ClusterGraph build(const PlatformSpec& platform, int gpus);
+  /// Nodes of each NVLink domain a job of `nodes` nodes takes (see build).
+  static int job_domain_nodes(const PlatformSpec& platform, int nodes);
 
   const PlatformSpec& platform() const { return platform_; }
   const Graph& graph() const { return graph_; }

@@ -65,7 +65,7 @@ bool matches_fixed(const PlanRequest& r, const std::string& key, const std::stri
 double evaluate_layout(const ModelSpec& model, const GpuSpec& gpu, TrainingSpec t, CollectiveEngine& engine)
 {
   CostModel cost(model, t, gpu);
-  StepPlan plan = build_step(cost, 1);
+  StepPlan plan = build_step(cost, 1, engine.cluster().gpus_per_domain());
   TimelineOptions o;
   o.share_ports = true;
   return evaluate_contention_free(plan.workload, engine, o).makespan;

@@ -184,9 +184,11 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   apply_link_faults(e.faults, cluster);
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   ModeChoice mode = choose_mode(e);
-  StepPlan plan = build_step(cost, !mode.fold ? 0 : mode.analytic ? 1 : cluster.gpus_per_domain());
-  const int unit = !mode.fold ? 0 : mode.analytic ? 1 : cluster.gpus_per_domain();
-  apply_compute_faults(e.faults, e, plan.workload, [unit](const CostModel& c) { return build_step(c, unit).workload; });
+  const int domain = cluster.gpus_per_domain();
+  const int unit = !mode.fold ? 0 : mode.analytic ? 1 : domain;
+  StepPlan plan = build_step(cost, unit, domain);
+  apply_compute_faults(e.faults, e, plan.workload,
+                       [unit, domain](const CostModel& c) { return build_step(c, unit, domain).workload; });
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
   if (mode.fold && !mode.analytic && e.mode == "auto") {
@@ -202,7 +204,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
       mode.fold = false;
       mode.name = "full";
       mode.reason = "every rank simulated: " + why;
-      plan = build_step(cost, 0);
+      plan = build_step(cost, 0, domain);
       plan_collectives(plan.workload, collectives, e);
     }
   }

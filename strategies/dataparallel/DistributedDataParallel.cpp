@@ -4,7 +4,9 @@
 // `bucket_size` bytes (PyTorch's 25 MB default) in the order backward produces them, each
 // starting as soon as it is full, so only the tail is exposed; without, in one call over the
 // whole gradient buffer after the backward (Megatron's local DDP).
-// Traffic per step: 2(N-1)/N · Ψ · bytes per gradient.
+// Traffic per step: 2(N-1)/N · Ψ · bytes per gradient. A MoE model's routed experts have a
+// buffer of their own, reduced over the expert-data-parallel group (Megatron's
+// expert_data_parallel_group: the ranks holding the same experts).
 #include "StepBuilder.hpp"
 
 #include <algorithm>
@@ -20,10 +22,13 @@ public:
     if (!last_mb)
       return;
     State& s = state(ctx, stage);
-    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_comm_bytes();
     s.last_done = done;
-    if (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx))
-      flush(ctx, stage, s.pending);
+    for (ParamPool p : kParamPools) {
+      double& pending = s.pending[static_cast<int>(p)];
+      pending += pool_params(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
+      if (ctx.training().overlap.grad_reduce && pending >= bucket(ctx))
+        flush(ctx, stage, p, pending);
+    }
   }
 
   void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
@@ -31,12 +36,14 @@ public:
     State& s = state(ctx, stage);
     // without overlap, gradients are reduced after the whole backward in one call over the
     // contiguous buffer (Megatron's local DDP); with overlap, what the last bucket left
-    if (s.pending > 0)
-      flush(ctx, stage, s.pending);
+    for (ParamPool p : kParamPools)
+      if (s.pending[static_cast<int>(p)] > 0)
+        flush(ctx, stage, p, s.pending[static_cast<int>(p)]);
     std::vector<std::vector<TaskId>> deps = extra;
-    for (std::size_t i = 0; i < deps.size(); ++i)
-      if (!s.last_comm.empty() && s.last_comm[i] != kNoTask)
-        deps[i].push_back(s.last_comm[i]);
+    for (const auto& last : s.last_comm)
+      for (std::size_t i = 0; i < deps.size(); ++i)
+        if (!last.empty() && last[i] != kNoTask)
+          deps[i].push_back(last[i]);
     double params = 0;
     for (const auto& u : ctx.units(stage))
       params += u.params;
@@ -50,9 +57,9 @@ private:
   }
 
   struct State {
-    double pending = 0;
+    double pending[2] = {0, 0}; ///< per ParamPool
     std::vector<TaskId> last_done;
-    std::vector<TaskId> last_comm;
+    std::vector<TaskId> last_comm[2];
   };
 
   State& state(StepContext& ctx, int stage)
@@ -62,19 +69,20 @@ private:
     return states_[static_cast<std::size_t>(stage)];
   }
 
-  void flush(StepContext& ctx, int stage, double bytes)
+  void flush(StepContext& ctx, int stage, ParamPool p, double bytes)
   {
     State& s = state(ctx, stage);
-    s.pending -= bytes;
-    if (s.pending < 1e-9)
-      s.pending = 0;
-    const auto& groups = ctx.groups(stage, Dim::cp, Dim::dp);
+    double& pending = s.pending[static_cast<int>(p)];
+    pending -= bytes;
+    if (pending < 1e-9)
+      pending = 0;
+    const auto& groups = ctx.replica_groups(stage, p);
     if (groups.empty())
       return; // no data parallelism
     std::vector<std::vector<TaskId>> deps(s.last_done.size());
     for (std::size_t i = 0; i < deps.size(); ++i)
       deps[i].push_back(s.last_done[i]);
-    s.last_comm = ctx.collective(stage, groups, CollOp::all_reduce, bytes, Stream::dp,
+    s.last_comm[static_cast<int>(p)] = ctx.collective(stage, groups, CollOp::all_reduce, bytes, Stream::dp,
                                  {Category::dp_comm, "dp_grad_all_reduce", -1, -1}, deps);
   }
 

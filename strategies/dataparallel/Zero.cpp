@@ -14,6 +14,9 @@
 //         (FSDP) or per bucket (DeepSpeed). With pipeline parallelism torchtitan gathers once
 //         and reduces once per step.
 // Traffic per micro-batch step of zero3 = 3(N-1)/N·Ψ = 1.5x DDP's 2(N-1)/N·Ψ (same dtypes).
+// A MoE model's routed experts are a pool of their own (ParamPool): their gradients reduce,
+// their parameters gather and their optimizer states shard over the expert-data-parallel
+// ranks (the ranks holding the same experts), in buckets apart from the dense ones.
 #include "StepBuilder.hpp"
 
 #include <algorithm>
@@ -34,26 +37,27 @@ public:
         return {};
       return gather_unit(ctx, stage, unit, mb, s.fwd_history);
     }
-    if (!ctx.training().overlap.param_gather || dp_size(ctx) == 1)
+    if (!ctx.training().overlap.param_gather)
       return {};
     // zero1/2 with overlap: the previous step's parameter all-gather, bucket by bucket in
     // forward order, overlapping this step's forward
-    if (s.gather_of_unit.empty())
-      plan_gather_buckets(ctx, stage);
-    int b = s.gather_of_unit[static_cast<std::size_t>(unit)];
-    if (s.gather_tasks[static_cast<std::size_t>(b)].empty()) {
-      std::vector<std::vector<TaskId>> none(ctx.stage_ranks(stage).size());
-      s.gather_tasks[static_cast<std::size_t>(b)] = ctx.collective(
-          stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, s.gather_bytes[static_cast<std::size_t>(b)],
-          Stream::dp_gather, {Category::dp_comm, "dp_param_all_gather", -1, -1}, none);
-    }
-    if (mb != 0) // only the step's first forward of a unit waits for its gather
-      return {};
     std::vector<std::vector<TaskId>> deps(ctx.stage_ranks(stage).size());
-    const auto& g = s.gather_tasks[static_cast<std::size_t>(b)];
-    for (std::size_t i = 0; i < deps.size(); ++i)
-      if (g[i] != kNoTask)
-        deps[i].push_back(g[i]);
+    for (ParamPool p : kParamPools) {
+      Gathers& gb = s.gathers[static_cast<int>(p)];
+      if (gb.of_unit.empty())
+        plan_gather_buckets(ctx, stage, p);
+      const auto b = static_cast<std::size_t>(gb.of_unit[static_cast<std::size_t>(unit)]);
+      if (gb.tasks[b].empty()) {
+        std::vector<std::vector<TaskId>> none(ctx.stage_ranks(stage).size());
+        gb.tasks[b] = ctx.collective(stage, ctx.replica_groups(stage, p), CollOp::all_gather, gb.bytes[b],
+                                     Stream::dp_gather, {Category::dp_comm, "dp_param_all_gather", -1, -1}, none);
+      }
+      for (std::size_t i = 0; i < deps.size(); ++i)
+        if (gb.tasks[b][i] != kNoTask)
+          deps[i].push_back(gb.tasks[b][i]);
+    }
+    if (mb != 0) // only the step's first forward of a unit waits for its gathers
+      return {};
     return deps;
   }
 
@@ -70,57 +74,69 @@ public:
     if ((zero_ == 1 || (zero_ == 3 && once_per_step(ctx))) && !last_mb)
       return;
     State& s = state(ctx, stage);
-    s.pending += ctx.units(stage)[static_cast<std::size_t>(unit)].params * ctx.grad_comm_bytes();
     s.last_done = done;
     // FSDP reduces each unit's gradients; DeepSpeed and ZeRO-1/2 fill buckets
-    bool per_unit = zero_ == 3 && !ctx.training().traits().sharded.per_tensor;
-    if (per_unit || (ctx.training().overlap.grad_reduce && s.pending >= bucket(ctx, ctx.grad_comm_bytes())))
-      flush(ctx, stage, s.pending);
+    const bool per_unit = zero_ == 3 && !ctx.training().traits().sharded.per_tensor;
+    for (ParamPool p : kParamPools) {
+      double& pending = s.pending[static_cast<int>(p)];
+      pending += pool_params(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
+      if (pending > 0 &&
+          (per_unit || (ctx.training().overlap.grad_reduce && pending >= bucket(ctx, ctx.grad_comm_bytes()))))
+        flush(ctx, stage, p, pending);
+    }
   }
 
   void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
   {
     State& s = state(ctx, stage);
     const double grad_bucket = bucket(ctx, ctx.grad_comm_bytes());
-    while (s.pending > 0)
-      flush(ctx, stage, std::min(grad_bucket, s.pending));
+    for (ParamPool p : kParamPools)
+      while (s.pending[static_cast<int>(p)] > 0)
+        flush(ctx, stage, p, std::min(grad_bucket, s.pending[static_cast<int>(p)]));
     std::vector<std::vector<TaskId>> deps = extra;
-    for (std::size_t i = 0; i < deps.size(); ++i)
-      if (!s.last_comm.empty() && s.last_comm[i] != kNoTask)
-        deps[i].push_back(s.last_comm[i]);
-    double params = 0;
-    for (const auto& u : ctx.units(stage))
-      params += u.params;
-    auto opt = ctx.compute(stage, ctx.cost().optimizer_seconds(params / dp_size(ctx)),
+    for (const auto& last : s.last_comm)
+      for (std::size_t i = 0; i < deps.size(); ++i)
+        if (!last.empty() && last[i] != kNoTask)
+          deps[i].push_back(last[i]);
+    auto opt = ctx.compute(stage, ctx.cost().optimizer_seconds(ctx.sharded_params(stage)),
                            {Category::optimizer, "optimizer_step", -1, -1}, deps);
-    if (zero_ == 3 || ctx.training().overlap.param_gather || dp_size(ctx) == 1)
+    if (zero_ == 3 || ctx.training().overlap.param_gather)
       return;
     // gather the updated parameters back, exposed
-    double total = params * ctx.param_comm_bytes();
     std::vector<std::vector<TaskId>> after(opt.size());
     for (std::size_t i = 0; i < opt.size(); ++i)
       after[i].push_back(opt[i]);
-    while (total > 0) {
-      double b = std::min(bucket(ctx, ctx.param_comm_bytes()), total);
-      total -= b;
-      ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, b, Stream::dp_gather,
-                     {Category::dp_comm, "dp_param_all_gather", -1, -1}, after);
+    for (ParamPool p : kParamPools) {
+      const auto& groups = ctx.replica_groups(stage, p);
+      if (groups.empty())
+        continue;
+      double total = 0;
+      for (const auto& u : ctx.units(stage))
+        total += pool_params(u, p) * ctx.param_comm_bytes();
+      while (total > 0) {
+        double b = std::min(bucket(ctx, ctx.param_comm_bytes()), total);
+        total -= b;
+        ctx.collective(stage, groups, CollOp::all_gather, b, Stream::dp_gather,
+                       {Category::dp_comm, "dp_param_all_gather", -1, -1}, after);
+      }
     }
   }
 
 private:
+  /// One pool's parameter all-gathers of the step (zero1/2 with overlap.param_gather).
+  struct Gathers {
+    std::vector<int> of_unit;   ///< bucket of each unit
+    std::vector<double> bytes;  ///< per bucket
+    std::vector<std::vector<TaskId>> tasks;
+  };
   struct State {
-    double pending = 0;
+    double pending[2] = {0, 0}; ///< per ParamPool
     std::vector<TaskId> last_done;
-    std::vector<TaskId> last_comm;
-    std::vector<int> gather_of_unit;
-    std::vector<double> gather_bytes;
-    std::vector<std::vector<TaskId>> gather_tasks;
+    std::vector<TaskId> last_comm[2];
+    Gathers gathers[2];
     std::vector<TaskId> fwd_history; ///< last compute per position at the previous forward hook
     std::vector<TaskId> bwd_history;
   };
-
-  static int dp_size(const StepContext& ctx) { return ctx.training().dp * ctx.training().cp; }
 
   /// ZeRO-3 with pipelining where the framework keeps parameters over the step (torchtitan).
   static bool once_per_step(const StepContext& ctx)
@@ -128,24 +144,32 @@ private:
     return ctx.training().pp > 1 && ctx.training().traits().sharded.keep_with_pipeline;
   }
 
-  /// The tensors one all-gather call moves for `u`, in parameters: the whole unit, or (DeepSpeed)
-  /// each parameter tensor of a layer (after TP sharding).
-  static std::vector<double> gather_pieces(const StepContext& ctx, const ParamUnit& u)
+  struct Piece {
+    ParamPool pool;
+    double params;
+  };
+  /// The tensors one all-gather call moves for `u`, in parameters: the unit's dense part and
+  /// its routed experts, or (DeepSpeed, a dense layer) each parameter tensor (after TP sharding).
+  static std::vector<Piece> gather_pieces(const StepContext& ctx, const ParamUnit& u)
   {
     const ModelSpec& m = ctx.cost().model();
-    if (!ctx.training().traits().sharded.per_tensor || u.layer < 0)
-      return {u.params};
-    std::vector<double> t = m.layer_tensors(u.layer);
+    std::vector<Piece> out;
+    if (!ctx.training().traits().sharded.per_tensor || u.layer < 0 || u.expert > 0) {
+      for (ParamPool p : kParamPools)
+        if (pool_params(u, p) > 0)
+          out.push_back({p, pool_params(u, p)});
+      return out;
+    }
     const double scale = u.params / m.layer_params(u.layer);
-    for (double& x : t)
-      x *= scale;
-    return t;
+    for (double x : m.layer_tensors(u.layer))
+      out.push_back({ParamPool::dense, x * scale});
+    return out;
   }
 
   /// torch's list-of-tensors collectives: the flat buffer copied to (or from) one view per rank.
-  static double list_copy_seconds(const StepContext& ctx, double bytes)
+  static double list_copy_seconds(const StepContext& ctx, double bytes, int ranks)
   {
-    return dp_size(ctx) * ctx.cost().gpu().launch_gap + ctx.cost().memory_seconds(2 * bytes);
+    return ranks * ctx.cost().gpu().launch_gap + ctx.cost().memory_seconds(2 * bytes);
   }
 
   /// Bucket in bytes for a tensor of `bytes_per_param`: the configured size, else the
@@ -159,25 +183,24 @@ private:
     return states_[static_cast<std::size_t>(stage)];
   }
 
-  void plan_gather_buckets(StepContext& ctx, int stage)
+  void plan_gather_buckets(StepContext& ctx, int stage, ParamPool p)
   {
-    State& s = state(ctx, stage);
-    const auto& units = ctx.units(stage);
+    Gathers& g = state(ctx, stage).gathers[static_cast<int>(p)];
     double acc = 0;
     int index = 0;
     const double limit = bucket(ctx, ctx.param_comm_bytes());
-    for (const auto& u : units) {
-      double bytes = u.params * ctx.param_comm_bytes();
+    for (const auto& u : ctx.units(stage)) {
+      double bytes = pool_params(u, p) * ctx.param_comm_bytes();
       if (acc > 0 && acc + bytes > limit) {
-        s.gather_bytes.push_back(acc);
+        g.bytes.push_back(acc);
         acc = 0;
         ++index;
       }
       acc += bytes;
-      s.gather_of_unit.push_back(index);
+      g.of_unit.push_back(index);
     }
-    s.gather_bytes.push_back(acc);
-    s.gather_tasks.assign(s.gather_bytes.size(), {});
+    g.bytes.push_back(acc);
+    g.tasks.assign(g.bytes.size(), {});
   }
 
   std::vector<std::vector<TaskId>> gather_unit(StepContext& ctx, int stage, int unit, int, std::vector<TaskId>& history)
@@ -189,8 +212,6 @@ private:
       if (!prog.empty())
         now[i] = prog.back();
     }
-    if (dp_size(ctx) == 1)
-      return {};
     const ShardedTraits& sh = ctx.training().traits().sharded;
     const ParamUnit& u = ctx.units(stage)[static_cast<std::size_t>(unit)];
     // prefetch: issued when the previous unit started (after what preceded it) if the framework
@@ -201,14 +222,17 @@ private:
     for (std::size_t i = 0; i < ranks.size(); ++i)
       if (start[i] != kNoTask)
         deps[i].push_back(start[i]);
-    std::vector<TaskId> last;
-    for (double piece : gather_pieces(ctx, u)) {
-      const double bytes = piece * ctx.param_comm_bytes();
-      last = ctx.collective(stage, ctx.groups(stage, Dim::cp, Dim::dp), CollOp::all_gather, bytes, Stream::dp_gather,
+    std::vector<TaskId> last(ranks.size(), kNoTask);
+    for (const Piece& piece : gather_pieces(ctx, u)) {
+      const auto& groups = ctx.replica_groups(stage, piece.pool);
+      if (groups.empty())
+        continue; // one replica of this pool: nothing to gather
+      const double bytes = piece.params * ctx.param_comm_bytes();
+      last = ctx.collective(stage, groups, CollOp::all_gather, bytes, Stream::dp_gather,
                             {Category::dp_comm, "zero3_param_all_gather", -1, -1}, deps);
       if (sh.list_collectives)
-        last = ctx.compute(stage, list_copy_seconds(ctx, bytes), {Category::dp_comm, "zero3_gather_copies", -1, -1},
-                           single_deps(last), Stream::dp_gather);
+        last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.replicas(piece.pool)),
+                           {Category::dp_comm, "zero3_gather_copies", -1, -1}, single_deps(last), Stream::dp_gather);
       deps.assign(ranks.size(), {}); // the stream orders the rest
     }
     history = now;
@@ -224,23 +248,25 @@ private:
     return out;
   }
 
-  void flush(StepContext& ctx, int stage, double bytes)
+  void flush(StepContext& ctx, int stage, ParamPool p, double bytes)
   {
     State& s = state(ctx, stage);
-    s.pending -= bytes;
-    if (s.pending < 1e-9)
-      s.pending = 0;
-    const auto& groups = ctx.groups(stage, Dim::cp, Dim::dp);
+    double& pending = s.pending[static_cast<int>(p)];
+    pending -= bytes;
+    if (pending < 1e-9)
+      pending = 0;
+    const auto& groups = ctx.replica_groups(stage, p);
     if (groups.empty())
       return;
     std::vector<std::vector<TaskId>> deps(s.last_done.size());
     for (std::size_t i = 0; i < deps.size(); ++i)
       deps[i].push_back(s.last_done[i]);
-    s.last_comm = ctx.collective(stage, groups, CollOp::reduce_scatter, bytes, Stream::dp,
-                                 {Category::dp_comm, "dp_grad_reduce_scatter", -1, -1}, deps);
+    auto& last = s.last_comm[static_cast<int>(p)];
+    last = ctx.collective(stage, groups, CollOp::reduce_scatter, bytes, Stream::dp,
+                          {Category::dp_comm, "dp_grad_reduce_scatter", -1, -1}, deps);
     if (zero_ == 3 && ctx.training().traits().sharded.list_collectives)
-      s.last_comm = ctx.compute(stage, list_copy_seconds(ctx, bytes), {Category::dp_comm, "zero3_reduce_copies", -1, -1},
-                                single_deps(s.last_comm), Stream::dp);
+      last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.replicas(p)),
+                         {Category::dp_comm, "zero3_reduce_copies", -1, -1}, single_deps(last), Stream::dp);
   }
 
   int zero_;
