@@ -92,28 +92,44 @@ double unit_interval(std::uint64_t& state)
 
 } // namespace
 
+bool CostModel::uneven_expert_loads(const ModelSpec& m, const TrainingSpec& t)
+{
+  return m.experts > 1 && t.ep > 1 && (t.moe_max_load > 0 || t.moe_load_balance != "force_balanced");
+}
+
 std::vector<double> CostModel::expert_loads(int layer, int micro_batch, int group) const
 {
   const int ep = training_.ep;
   std::vector<double> loads(static_cast<std::size_t>(ep), 1.0);
-  if (ep == 1 || training_.moe_load_balance == "force_balanced")
+  if (!uneven_expert_loads(model_, training_))
     return loads;
-  // Real routing: the copies of the group's tokens fall on the ep ranks as a multinomial draw
-  // (each rank holds experts/ep of the experts); the load of rank r is Binomial(n, 1/ep),
-  // approximated by its normal with the total kept: mean n/ep, relative spread sqrt((ep-1)/n).
-  const double n = moe_tokens() * model_.top_k * ep;
-  const double spread = std::sqrt((ep - 1.0) / n);
   std::uint64_t state = mix(static_cast<std::uint64_t>(layer) * 1000003ULL + static_cast<std::uint64_t>(micro_batch)) ^
                         mix(static_cast<std::uint64_t>(group) + 0x51ed27ULL);
-  double sum = 0;
-  for (auto& l : loads) {
-    const double u1 = unit_interval(state), u2 = unit_interval(state);
-    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    l = std::max(0.0, 1.0 + spread * z);
-    sum += l;
+  if (training_.moe_max_load > 0) {
+    // a stated ratio: one rank (drawn) at it, the others sharing the rest equally
+    const double top = std::min(training_.moe_max_load, static_cast<double>(ep));
+    loads.assign(loads.size(), (ep - top) / (ep - 1));
+    loads[static_cast<std::size_t>(unit_interval(state) * ep) % loads.size()] = top;
+  } else {
+    // Real routing: the copies of the group's tokens fall on the ep ranks as a multinomial draw
+    // (each rank holds experts/ep of the experts); the load of rank r is Binomial(n, 1/ep),
+    // approximated by its normal with the total kept: mean n/ep, relative spread sqrt((ep-1)/n).
+    const double n = moe_tokens() * model_.top_k * ep;
+    const double spread = std::sqrt((ep - 1.0) / n);
+    double sum = 0;
+    for (auto& l : loads) {
+      const double u1 = unit_interval(state), u2 = unit_interval(state);
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      l = std::max(0.0, 1.0 + spread * z);
+      sum += l;
+    }
+    for (auto& l : loads)
+      l *= ep / sum;
   }
-  for (auto& l : loads)
-    l *= ep / sum;
+  // a capacity factor: what an expert rank would take beyond it is dropped
+  if (training_.moe_capacity_factor > 0)
+    for (auto& l : loads)
+      l = std::min(l, training_.moe_capacity_factor);
   return loads;
 }
 

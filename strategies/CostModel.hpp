@@ -171,6 +171,9 @@ public:
   /// micro-batch: 1 with forced balance, else the multinomial spread of routing `moe_tokens()
   /// x top_k x ep` copies over ep ranks (seeded by layer, micro-batch and group).
   std::vector<double> expert_loads(int layer, int micro_batch, int group) const;
+  /// Whether expert ranks get different loads: real routing (not force_balanced) or a stated
+  /// max/mean ratio, with more than one expert rank.
+  static bool uneven_expert_loads(const ModelSpec& m, const TrainingSpec& t);
 
   // --- parameters held by one rank ---
   /// The virtual stages and what each holds (PipelineLayout.hpp).

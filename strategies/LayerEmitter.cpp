@@ -411,7 +411,7 @@ std::vector<double> LayerEmitter::expert_seconds(int stage, double balanced, int
 {
   const auto& ranks = ctx_.stage_ranks(stage);
   std::vector<double> out(ranks.size(), balanced);
-  if (t_.ep == 1 || t_.moe_load_balance == "force_balanced")
+  if (!CostModel::uneven_expert_loads(cost_.model(), t_))
     return out;
   using E = Layout::ExpertDim;
   const Layout& lay = ctx_.layout();

@@ -103,6 +103,14 @@ const Section& training_section()
           K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind another's compute"),
           K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
                     "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
+          K::number("moe_max_load", 0, 0, 65536,
+                    "the most loaded expert rank's tokens over the mean, as measured (the others share the rest "
+                    "equally); 0: drawn per layer and micro-batch (multinomial routing; equal when force_balanced)")
+              .counts("ratio"),
+          K::number("moe_capacity_factor", 0, 0, 65536,
+                    "tokens an expert rank takes at most, over the mean: the excess is dropped (Megatron's "
+                    "moe_expert_capacity_factor); 0: dropless")
+              .counts("ratio"),
           K::section("overlap", "training.overlap", "what communication runs behind compute"),
           K::quantity_of("bucket_size", Quantity::bytes, "", 1e3, 1e12,
                          "gradient / parameter bucket of the data-parallel strategy")
@@ -298,6 +306,13 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   t.moe_dispatcher = r.choice("moe_token_dispatcher");
   t.moe_a2a_overlap = r.boolean("moe_a2a_overlap");
   t.moe_load_balance = r.choice("moe_load_balance");
+  for (const char* key : {"moe_max_load", "moe_capacity_factor"}) {
+    const double v = r.number(key);
+    if (v > 0 && v < 1)
+      r.require(key).fail(std::string(key) + " is below 1, the mean load", "0 (none), or a ratio of at least 1");
+  }
+  t.moe_max_load = r.number("moe_max_load");
+  t.moe_capacity_factor = r.number("moe_capacity_factor");
   read_overlap(r, t);
   if (r.has("bucket_size"))
     t.bucket_bytes = r.quantity("bucket_size");

@@ -64,6 +64,8 @@ struct TrainingSpec {
   std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: allgather | alltoall | deepep | hybridep
   bool moe_a2a_overlap = false;            ///< EP all-to-all of one micro-batch behind another's compute
   std::string moe_load_balance = "aux_loss"; ///< force_balanced | aux_loss | dropless
+  double moe_max_load = 0;        ///< stated max/mean expert-rank load (0: drawn)
+  double moe_capacity_factor = 0; ///< tokens per expert rank capped at this x the mean (0: dropless)
   Overlap overlap;
   /// Gradient / parameter bucket; 0 = the strategy's default (DDP: PyTorch's 25 MB; ZeRO:
   /// Megatron's distributed optimizer, max(40M, 1M x dp) parameters).

@@ -210,6 +210,42 @@ training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precisi
   CHECK(sum == doctest::Approx(8.0).epsilon(1e-12));
 }
 
+TEST_CASE("a stated max/mean load puts one expert rank at it, and a capacity factor drops what exceeds it")
+{
+  const std::string base = R"(name: moe-stated
+model: {layers: 4, hidden: 1024, heads: 8, kv_heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, mlp: swiglu,
+        experts: 8, top_k: 2, moe_ffn_hidden: 1024, shared_experts: 1, dense_layers: 1}
+cluster: {platform: dgx-h100, gpus: 8}
+simulation: {mode: analytic}
+training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precision: bf16, flash_attention: true,
+           zero: 1, overlap: {grad_reduce: false}, moe_load_balance: force_balanced)";
+  const double balanced = run_json(base + "}\n")["step_time_s"];
+  const double stated = run_json(base + ", moe_max_load: 1.5}\n")["step_time_s"];
+  const double capped = run_json(base + ", moe_max_load: 1.5, moe_capacity_factor: 1.2}\n")["step_time_s"];
+  const ModelSpec m = small_moe();
+  TrainingSpec t = training(1, 1, 8, 8);
+  t.global_batch = 32;
+  t.moe_load_balance = "force_balanced";
+  t.moe_max_load = 1.5;
+  CostModel c(m, t, *catalog().gpus().find("h100-sxm5-80gb"));
+  auto loads = c.expert_loads(2, 1, 0);
+  std::sort(loads.begin(), loads.end());
+  CHECK(loads.back() == doctest::Approx(1.5));
+  CHECK(loads.front() == doctest::Approx(6.5 / 7));
+  // 3 MoE layers x 4 micro-batches, forward and backward: the slowest rank's 50 % (then 20 %)
+  const BlockCost b = c.moe_block();
+  const double per = 3 * 4 * (b.experts_forward + b.experts_backward);
+  CHECK(stated - balanced == doctest::Approx(0.5 * per).epsilon(1e-6));
+  CHECK(capped - balanced == doctest::Approx(0.2 * per).epsilon(1e-6));
+  // a ratio below the mean is refused where it is written
+  const std::string bad = clustersim::test::write_temp("moe-bad.yaml", base + ", moe_max_load: 0.5}\n");
+  auto r = clustersim::test::run_cli("run " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("moe-bad.yaml:7:") != std::string::npos);
+  CHECK(r.err.find("moe_max_load is below 1") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("expert weights shard by ep x etp and their optimizer states by the expert-data-parallel ranks")
 {
   const ModelSpec m = preset("mixtral-8x7b");

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -307,4 +308,51 @@ TEST_CASE("plan --objective goodput ranks by days through failures, searching cl
   auto bad = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 64 --objective goodpt");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("valid: time, cost, deadline, goodput, goodput-cost") != std::string::npos);
+}
+
+TEST_CASE("a MoE layout's floor adds the EP exchanges that must cross NICs, and stays under its estimate")
+{
+  std::string out = run_isolated([] {
+    PlatformSpec p = catalog().platform("dgx-h100", {});
+    ModelSpec m = load_model_preset("qwen3-30b-a3b", catalog().models_dir(), {});
+    ClusterGraph cluster = ClusterGraph::build(p, 32);
+    CollectiveEngine engine(cluster, catalog().protocols());
+    std::string s;
+    for (int ep : {8, 16, 32})
+      for (const char* dispatcher : {"alltoall", "deepep"}) {
+        s += std::to_string(ep) + " " + dispatcher;
+        for (bool overlap : {false, true}) {
+          TrainingSpec t = layout(1, 1, 32, 1, 2, false);
+          t.ep = ep;
+          t.moe_dispatcher = dispatcher;
+          t.moe_a2a_overlap = overlap;
+          t.moe_load_balance = "force_balanced";
+          s += " " + std::to_string(step_bound(CostModel(m, t, p.node.gpu), p, 32)) + " " +
+               std::to_string(evaluate_layout(m, p.node.gpu, t, engine));
+        }
+        s += "\n";
+      }
+    return s;
+  });
+  std::istringstream in(out);
+  int ep = 0, rows = 0;
+  std::string dispatcher;
+  double after = 0, after_est = 0, behind = 0, behind_est = 0;
+  std::map<int, double> alltoall;
+  while (in >> ep >> dispatcher >> after >> after_est >> behind >> behind_est) {
+    CAPTURE(ep);
+    CAPTURE(dispatcher);
+    ++rows;
+    CHECK(after <= after_est);
+    CHECK(behind <= behind_est);
+    if (ep == 8) // inside a node: nothing need cross a NIC, the floor is the compute
+      CHECK(after == doctest::Approx(behind).epsilon(1e-12));
+    else // compute + exchanges > max(compute, exchanges)
+      CHECK(after > behind);
+    if (dispatcher == "alltoall")
+      alltoall[ep] = after;
+    else if (ep > 8) // one copy per destination node is fewer bytes than one per expert
+      CHECK(after < alltoall[ep]);
+  }
+  CHECK(rows == 6);
 }

@@ -131,6 +131,26 @@ std::string llama3(int gpus)
          ", precision: bf16, sequence_parallel: true, flash_attention: true, recompute: selective}\n";
 }
 
+/// `clustersim plan` of a model on 1024 GPUs of a platform, the best 5 simulated.
+BenchRow plan(const std::string& what, const std::string& model, const std::string& platform, int global_batch)
+{
+  Catalog c = Catalog::open();
+  PlanRequest r;
+  r.model = load_model_preset(model, c.models_dir(), command_line("bench"));
+  r.platform = c.platform(platform, command_line("bench"));
+  r.gpus = 1024;
+  r.global_batch = global_batch;
+  r.base.flash_attention = true;
+  r.top = 5;
+  PlanResult res = plan_layouts(r, c);
+  BenchRow row;
+  row.what = "plan " + what + ": " + std::to_string(res.candidates) + " layouts, " + std::to_string(res.estimated) +
+             " estimated, best " + describe_layout(res.ranked.front().training);
+  row.simulated_s = res.ranked.front().sim.step_time_s;
+  row.mode = "plan";
+  return row;
+}
+
 struct Scenario {
   std::string name;
   std::function<BenchRow()> run;
@@ -150,24 +170,8 @@ std::vector<Scenario> scenarios()
                  return training_step("Llama-3 405B step, 16384 H100, tp 8 pp 16 dp 128, seq 8192", llama3(16384),
                                       false);
                }});
-  s.push_back({"plan-gpt3-1k", [] {
-                 Catalog c = Catalog::open();
-                 PlanRequest r;
-                 r.model = load_model_preset("gpt3-175b", c.models_dir(), command_line("bench"));
-                 r.platform = c.platform("dgx-a100-80gb", command_line("bench"));
-                 r.gpus = 1024;
-                 r.global_batch = 1536;
-                 r.base.flash_attention = true;
-                 r.top = 5;
-                 PlanResult res = plan_layouts(r, c);
-                 BenchRow row;
-                 row.what = "plan GPT-3 175B on 1024 A100: " + std::to_string(res.candidates) + " layouts, " +
-                            std::to_string(res.estimated) + " estimated, best " +
-                            describe_layout(res.ranked.front().training);
-                 row.simulated_s = res.ranked.front().sim.step_time_s;
-                 row.mode = "plan";
-                 return row;
-               }});
+  s.push_back({"plan-gpt3-1k", [] { return plan("GPT-3 175B on 1024 A100", "gpt3-175b", "dgx-a100-80gb", 1536); }});
+  s.push_back({"plan-dsv3-1k", [] { return plan("DeepSeek-V3 on 1024 H100", "deepseek-v3", "dgx-h100", 8192); }});
   for (int g : {1024, 2048, 4096, 8192, 16384}) {
     std::string n = "platform-" + std::to_string(g / 1024) + "k-curve";
     s.push_back({n, [g] { return platform_build("dgx-h100", g); }});

@@ -110,6 +110,37 @@ double compute_bound(const CostModel& cost)
   return worst * static_cast<double>(t.micro_batches());
 }
 
+/// The busiest stage's expert-parallel exchanges for all micro-batches, at the NIC's rate for
+/// what must leave the NVLink domain (as much of each EP group inside one as fits): dispatch
+/// and combine of every MoE layer, forward and backward. A floor under the time they take.
+double exchange_bound(const CostModel& cost, const PlatformSpec& p, int gpus)
+{
+  const TrainingSpec& t = cost.training();
+  const double nic = p.node.nic.bandwidth * p.node.nics / p.node.gpus; // per GPU
+  const int domain = ClusterGraph::job_domain_nodes(p, std::max(1, gpus / p.node.gpus)) * p.node.gpus;
+  if (t.ep <= domain || nic <= 0)
+    return 0;
+  const int domains = (t.ep + domain - 1) / domain;
+  const double out = t.moe_dispatcher == "deepep" || t.moe_dispatcher == "hybridep"
+                         ? cost.moe_dedup_bytes(domains) * (domains - 1) / domains
+                         : cost.moe_dispatch_bytes() * (t.ep - domain) / t.ep;
+  int layers = 0;
+  for (int stage = 0; stage < t.pp; ++stage)
+    layers = std::max(layers, cost.moe_layers_on(stage));
+  return 4.0 * out / nic * layers * static_cast<double>(t.micro_batches());
+}
+
+} // namespace
+
+double step_bound(const CostModel& cost, const PlatformSpec& p, int gpus)
+{
+  const double compute = compute_bound(cost);
+  const double exchanges = exchange_bound(cost, p, gpus);
+  return cost.training().moe_a2a_overlap ? std::max(compute, exchanges) : compute + exchanges;
+}
+
+namespace {
+
 double spearman(const std::vector<double>& a, const std::vector<double>& b)
 {
   const std::size_t n = a.size();
@@ -418,7 +449,7 @@ void estimate_all(const PlanRequest& r, const Catalog& catalog, const std::map<i
 }
 
 /// Branch and bound: the layouts with the smallest compute bound are estimated first; a layout
-/// whose compute alone is slower than the max(K, 64)-th best estimate so far cannot enter the
+/// whose compute (and EP exchange) floor is slower than the max(K, 64)-th best estimate so far cannot enter the
 /// ranking (or a top-64 comparison), so it is not estimated. Bounded-out layouts leave `fit`.
 void estimate_with_bound(const PlanRequest& r, const Catalog& catalog, std::vector<PlanCandidate>& fit,
                          PlanResult& out, const std::function<void(const std::string&)>& say)
@@ -458,7 +489,7 @@ void estimate_with_bound(const PlanRequest& r, const Catalog& catalog, std::vect
     for (const auto& c : fit)
       out_of_bound += c.estimate_s < 0 ? 1 : 0;
     if (out_of_bound > 0)
-      out.rejected["bounded: compute alone is slower than the 64 best estimates"] = out_of_bound;
+      out.rejected["bounded: compute (and EP exchanges) alone slower than the 64 best estimates"] = out_of_bound;
     fit.erase(std::remove_if(fit.begin(), fit.end(), [](const PlanCandidate& c) { return c.estimate_s < 0; }),
               fit.end());
   }
@@ -552,7 +583,7 @@ PlanResult plan_layouts(const PlanRequest& request, const Catalog& catalog,
     c.gpus = gpus;
     c.training = t;
     c.peak_bytes = cost.peak_memory().peak;
-    c.bound_s = compute_bound(cost);
+    c.bound_s = step_bound(cost, r.platform, gpus);
     fit.push_back(c);
   });
   say("plan: " + std::to_string(out.candidates) + " layouts enumerated, " + std::to_string(fit.size()) +

@@ -103,6 +103,11 @@ double evaluate_layout(const ModelSpec& model, const GpuSpec& gpu, TrainingSpec 
 /// pipeline holds more than 2p.
 double estimate_layout(const ModelSpec& model, const GpuSpec& gpu, const TrainingSpec& t, CollectiveEngine& engine);
 
+/// A floor under a layout's step time on `gpus` GPUs of `p`: its busiest stage's compute for
+/// every micro-batch and, for a MoE model, the expert-parallel exchanges that must cross NICs
+/// (after the compute, or hidden behind it with moe_a2a_overlap). Layouts are bounded by it.
+double step_bound(const CostModel& cost, const PlatformSpec& p, int gpus);
+
 /// One line naming a layout: "tp 8 pp 8 dp 16 1f1b mb 1 zero 1 selective sp".
 std::string describe_layout(const TrainingSpec& t);
 /// The parallel layout proper, for comparing with published runs: tp, pp, cp, dp and vpp

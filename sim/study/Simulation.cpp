@@ -36,7 +36,7 @@ ModeChoice choose_mode(const ExperimentSpec& e)
   // they cannot contend for links (then folding is exact); otherwise simulate every rank.
   ModeChoice c;
   // uneven expert loads (real routing) give every expert rank its own compute
-  const bool uneven = e.model.experts > 1 && e.training.ep > 1 && e.training.moe_load_balance != "force_balanced";
+  const bool uneven = CostModel::uneven_expert_loads(e.model, e.training);
   if (e.faults.any() || uneven) {
     c.analytic = e.mode == "analytic";
     c.name = c.analytic ? "analytic" : "full";
