@@ -336,10 +336,17 @@ BlockCost CostModel::moe_block() const
   k.elementwise("moe_permute", copies * h);
   b.before_experts_forward = b.forward;
   b.before_experts_backward = b.backward;
+  // the all-to-all dispatcher regroups what it received by local expert, and back before
+  // the combine (DeepEP/HybridEP's permutation after their dispatch is moe_permute's)
+  const bool regroup = training_.moe_dispatcher == "alltoall" && training_.ep > 1 && local > 1;
+  if (regroup)
+    k.elementwise("moe_sort_chunks", recv * h);
   // grouped GEMMs: one per local expert, its rows the tokens routed to it
   k.gemm("expert_fc1", recv / local, (swiglu ? 2 : 1) * f / etp, h, local);
   k.elementwise(act, recv * f / etp);
   k.gemm("expert_fc2", recv / local, h, f / etp, local);
+  if (regroup)
+    k.elementwise("moe_sort_chunks", recv * h);
   b.experts_forward = b.forward - b.before_experts_forward;
   b.experts_backward = b.backward - b.before_experts_backward;
   k.elementwise("moe_unpermute", copies * h);

@@ -130,12 +130,16 @@ double CostModel::layer_activation_bytes(bool moe) const
   const double T = tokens_local();
   const double h = model_.hidden;
   const double kv = model_.kv_dim();
+  // recompute_modules `moe`: the whole MoE block is rebuilt in backward from its input (the
+  // residual stream, kept below); `shared_experts`: the shared experts' activations are
+  const bool moe_rebuilt = moe && recomputes("moe");
+  const double shared_kept = recomputes("shared_experts") ? 0.0 : model_.shared_experts;
   // the MLP's intermediate width per token: a MoE layer's routed and shared experts
-  const double f = moe ? static_cast<double>(model_.expert_ffn()) * (model_.top_k + model_.shared_experts)
+  const double f = moe ? static_cast<double>(model_.expert_ffn()) * (model_.top_k + shared_kept)
                        : model_.ffn_hidden;
   // a MoE layer also keeps the permuted copies its experts' FC1 read and their FC2 outputs
   // the unpermutation weighs
-  const double permuted = moe ? moe_tokens() * model_.top_k * model_.hidden * (lin + e) : 0.0;
+  const double permuted = moe && !moe_rebuilt ? moe_tokens() * model_.top_k * model_.hidden * (lin + e) : 0.0;
   const double a = model_.heads;
   const double s = model_.seq_len;
   const double q = model_.q_dim();
@@ -150,9 +154,15 @@ double CostModel::layer_activation_bytes(bool moe) const
     double lse = training_.flash_attention ? training_.micro_batch * a * (s / training_.cp) * 4.0 / t : 0.0;
     return T * h * e / sp + T * sac_saved_width() * e / t + T * q * e / t + lse;
   }
-  // replicated across TP unless sequence parallel: the two norm inputs, the QKV and FC1 inputs
-  // (the norms' outputs), the residual dropout masks
-  double shared = T * h * (2 * e + 2 * lin + 2 * mask) / sp;
+  // replicated across TP unless sequence parallel: the two norm inputs, the residual dropout
+  // masks and the QKV and FC1 inputs (the norms' outputs): none with recompute_modules `layernorm` (freed once the linears have
+  // read them, Megatron's CheckpointWithoutOutput; under FP8 the linears keep their own FP8
+  // copies), one when the MLP (or MoE block) is rebuilt in backward
+  const bool mlp_rebuilt = (!moe && recomputes("mlp")) || moe_rebuilt;
+  double norm_outputs = recomputes("layernorm") && !fp8 ? 0.0 : 2.0;
+  if (mlp_rebuilt)
+    norm_outputs = std::min(norm_outputs, 1.0);
+  double shared = T * h * (2 * e + norm_outputs * lin + 2 * mask) / sp;
   // sharded by TP: Q, K, V, the projection's input, FC1's output, the activation's output
   double sharded = T * (e * q + 2 * e * kv + lin * q) / t;
   if (model_.mla) {
@@ -168,9 +178,7 @@ double CostModel::layer_activation_bytes(bool moe) const
   // the MLP: FC1's output and the activation's (recomputed: moe_act drops the activation's
   // output in a MoE layer; mlp drops a dense layer's MLP activations but its input)
   const bool act_recomputed = moe && recomputes("moe_act");
-  if (!moe && recomputes("mlp"))
-    shared -= T * h * lin / sp; // the MLP's norm output, FC1's input, is rebuilt too
-  else
+  if (!mlp_rebuilt)
     sharded += (model_.mlp == MlpKind::swiglu ? 2 : 1) * T * f * e / t + (act_recomputed ? 0.0 : T * f * lin / t);
   // attention matrix: softmax output, dropout mask and dropout output (a·s² per sequence)
   double core = 0;

@@ -70,7 +70,8 @@ const Section& kernel_set_section()
                          {
                              K::string("doc", "", "what stack this is"),
                              K::value("ops", "op name (norm, rotary, swiglu, gelu, residual, attention_output, "
-                                             "gqa_expand, cross_entropy, embedding, ring_attention_step, moe_permute, moe_unpermute) to section "
+                                             "gqa_expand, cross_entropy, embedding, ring_attention_step, moe_permute, moe_unpermute, "
+                                             "moe_sort_chunks) to section "
                                              "kernel_op")
                                  .must(),
                          }};
@@ -243,7 +244,7 @@ KernelSet read_kernel_set(const std::string& name, const YamlNode& n)
 {
   static const std::vector<std::string> ops{"norm",       "rotary",     "swiglu",        "gelu",     "residual",
                                             "attention_output", "gqa_expand", "cross_entropy", "embedding",
-                                            "ring_attention_step", "moe_permute", "moe_unpermute"};
+                                            "ring_attention_step", "moe_permute", "moe_unpermute", "moe_sort_chunks"};
   KernelSet k;
   k.name = name;
   SectionReader r(n, kernel_set_section(), "kernel set '" + name + "'");

@@ -399,3 +399,29 @@ TEST_CASE("Megatron's cross entropy keeps one fp32 copy of the logits, torch's F
   const double torch = CostModel(m, t, gpu).memory(0).buffers;
   CHECK(torch - megatron == doctest::Approx(4 * logits).epsilon(1e-9));
 }
+
+TEST_CASE("recompute modules layernorm, shared_experts and moe free what they rebuild in backward")
+{
+  const ModelSpec m = small_moe();
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 8, 8);
+  t.recompute = Recompute::selective;
+  auto bytes = [&](std::vector<std::string> modules, Precision p = Precision::bf16) {
+    TrainingSpec u = t;
+    u.recompute_modules = std::move(modules);
+    u.precision = p;
+    return CostModel(m, u, gpu).layer_activation_bytes(true);
+  };
+  const double T = m.seq_len, h = m.hidden, e = 2;
+  const double none = bytes({});
+  // the two norms' 16-bit outputs (the QKV and FC1 inputs)
+  CHECK(none - bytes({"layernorm"}) == doctest::Approx(2 * T * h * e));
+  // the shared expert's FC1 output (SwiGLU: two halves) and its activation's output
+  CHECK(none - bytes({"shared_experts"}) == doctest::Approx(T * m.expert_ffn() * 3 * e));
+  // the whole MoE block: its norm output, every expert's activations and the permuted copies
+  const double block = T * h * e + T * m.expert_ffn() * (m.top_k + m.shared_experts) * 3 * e +
+                       T * m.top_k * h * (e + e);
+  CHECK(none - bytes({"moe"}) == doctest::Approx(block));
+  // under FP8 the linears keep their own FP8 inputs: recomputing the norms frees nothing more
+  CHECK(bytes({}, Precision::fp8) == doctest::Approx(bytes({"layernorm"}, Precision::fp8)));
+}
