@@ -177,6 +177,9 @@ TEST_CASE("study deepseek-v3-ep: on 8-GPU nodes a node-wide EP group wins, on NV
   // 8-GPU NVLink nodes: leaving the node costs the all-to-alls the network
   CHECK(step("dgx-b200", 1024, 64) > 1.5 * step("dgx-b200", 1024, 8));
   CHECK(ep_s("dgx-b200", 1024, 64) > 5 * ep_s("dgx-b200", 1024, 8));
+  // ... while a narrow group leaves every expert on one GPU per node, reduced at the NIC's rate
+  auto dp_s = [&](const char* p, int gpus, int ep) { return num(at.at({p, gpus, ep}), "exposed_dp_s"); };
+  CHECK(dp_s("dgx-b200", 1024, 8) > 5 * dp_s("dgx-b200", 1024, 64));
   // NVL72 racks: a 64-way group stays on NVLink, so wider is better, and far better than on B200 nodes
   CHECK(step("gb200-nvl72", 1024, 64) < step("gb200-nvl72", 1024, 8));
   CHECK(ep_s("gb200-nvl72", 1024, 64) < 1.5 * ep_s("gb200-nvl72", 1024, 8));
