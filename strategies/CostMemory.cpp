@@ -230,8 +230,10 @@ MemoryBreakdown CostModel::memory(int stage) const
   }
   const bool last = holds_loss(stage);
   const bool first = holds_embedding(stage);
-  if (first)
-    m.activations += T * h * e / sp * in_flight; // embedding output
+  // the embedding's output is the first layer's input, counted with that layer; with dropout
+  // (GPT-style models) the embedding keeps its 1-byte mask too
+  if (first && model_.bias)
+    m.activations += T * h / sp * in_flight;
   // buffers: the logits (16-bit) and the loss's fp32 buffers on the last stage
   const FrameworkTraits& f = training_.traits();
   double logits_ws = last ? T * model_.vocab / t * (e + 4.0 * f.loss_fp32_copies) : 0.0;
