@@ -64,6 +64,18 @@ ModelSpec small_moe()
   return m;
 }
 
+/// small_moe() as an experiment on 8 H100 (EP 8, evaluated contention-free), its training
+/// section open after `moe_load_balance: ` (line 7 holds what the caller appends).
+std::string small_moe_experiment(const std::string& name)
+{
+  return "name: " + name + "\n" + R"(model: {layers: 4, hidden: 1024, heads: 8, kv_heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, mlp: swiglu,
+        experts: 8, top_k: 2, moe_ffn_hidden: 1024, shared_experts: 1, dense_layers: 1}
+cluster: {platform: dgx-h100, gpus: 8}
+simulation: {mode: analytic}
+training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precision: bf16, flash_attention: true,
+           zero: 1, overlap: {grad_reduce: false}, moe_load_balance: )";
+}
+
 nlohmann::json run_json(const std::string& yaml)
 {
   std::string f = clustersim::test::write_temp("moe.yaml", yaml);
@@ -174,13 +186,7 @@ TEST_CASE("every MoE layer dispatches and combines tokens x top_k x hidden over 
 
 TEST_CASE("an uneven expert load adds the slowest expert rank's excess to every MoE layer")
 {
-  const std::string base = R"(name: moe-balance
-model: {layers: 4, hidden: 1024, heads: 8, kv_heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, mlp: swiglu,
-        experts: 8, top_k: 2, moe_ffn_hidden: 1024, shared_experts: 1, dense_layers: 1}
-cluster: {platform: dgx-h100, gpus: 8}
-simulation: {mode: analytic}
-training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precision: bf16, flash_attention: true,
-           zero: 1, overlap: {grad_reduce: false}, moe_load_balance: )";
+  const std::string base = small_moe_experiment("moe-balance");
   const double balanced = run_json(base + "force_balanced}\n")["step_time_s"];
   const double uneven = run_json(base + "aux_loss}\n")["step_time_s"];
   // the expectation from the cost model: per MoE layer and micro-batch, forward and backward,
@@ -212,13 +218,7 @@ training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precisi
 
 TEST_CASE("a stated max/mean load puts one expert rank at it, and a capacity factor drops what exceeds it")
 {
-  const std::string base = R"(name: moe-stated
-model: {layers: 4, hidden: 1024, heads: 8, kv_heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, mlp: swiglu,
-        experts: 8, top_k: 2, moe_ffn_hidden: 1024, shared_experts: 1, dense_layers: 1}
-cluster: {platform: dgx-h100, gpus: 8}
-simulation: {mode: analytic}
-training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precision: bf16, flash_attention: true,
-           zero: 1, overlap: {grad_reduce: false}, moe_load_balance: force_balanced)";
+  const std::string base = small_moe_experiment("moe-stated") + "force_balanced";
   const double balanced = run_json(base + "}\n")["step_time_s"];
   const double stated = run_json(base + ", moe_max_load: 1.5}\n")["step_time_s"];
   const double capped = run_json(base + ", moe_max_load: 1.5, moe_capacity_factor: 1.2}\n")["step_time_s"];
