@@ -125,7 +125,7 @@ const std::vector<std::uint32_t>& StepContext::expert_hop_groups(int stage, bool
   return cached_groups(stage, 20 + static_cast<int>(rail), 0, [&](std::uint32_t r) {
     std::vector<std::uint32_t> group = layout_.expert_group(static_cast<int>(r), t.etp, t.ep, Layout::ExpertDim::ep);
     std::sort(group.begin(), group.end());
-    auto domain = [&](std::uint32_t x) { return domain_gpus_ > 0 ? static_cast<int>(x) / domain_gpus_ : 0; };
+    auto domain = [this](std::uint32_t x) { return domain_of(x); };
     // index of x among the group's members in its domain (the group is sorted)
     auto local = [&](std::uint32_t x) {
       return std::count_if(group.begin(), group.end(), [&](std::uint32_t y) { return y < x && domain(y) == domain(x); });
@@ -138,15 +138,23 @@ const std::vector<std::uint32_t>& StepContext::expert_hop_groups(int stage, bool
   });
 }
 
-int StepContext::expert_domains() const
+int StepContext::domain_of(std::uint32_t rank) const
 {
+  return domain_gpus_ > 0 ? static_cast<int>(rank) / domain_gpus_ : 0;
+}
+
+int StepContext::expert_domains()
+{
+  if (expert_domains_ > 0)
+    return expert_domains_;
   const TrainingSpec& t = training();
   std::vector<std::uint32_t> group = layout_.expert_group(static_cast<int>(stage_ranks(0).front()), t.etp, t.ep,
                                                           Layout::ExpertDim::ep);
   std::unordered_set<int> domains;
   for (std::uint32_t x : group)
-    domains.insert(domain_gpus_ > 0 ? static_cast<int>(x) / domain_gpus_ : 0);
-  return static_cast<int>(domains.size());
+    domains.insert(domain_of(x));
+  expert_domains_ = static_cast<int>(domains.size());
+  return expert_domains_;
 }
 
 template <class F>

@@ -96,8 +96,8 @@ public:
   /// group at the same place in their NVLink domain, one per domain (the RDMA hop); else the
   /// members in the same domain (the NVLink hop).
   const std::vector<std::uint32_t>& expert_hop_groups(int stage, bool rail);
-  /// NVLink domains one expert-parallel group spans.
-  int expert_domains() const;
+  /// NVLink domains one expert-parallel group spans (the same for every group; computed once).
+  int expert_domains();
   const std::vector<ParamUnit>& units(int stage) const { return units_[static_cast<std::size_t>(stage)]; }
   std::vector<ParamUnit>& units(int stage) { return units_[static_cast<std::size_t>(stage)]; }
 
@@ -123,6 +123,8 @@ public:
 
 private:
   template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);
+  /// The NVLink domain of a rank (0 when the step is built without domains).
+  int domain_of(std::uint32_t rank) const;
   Workload& w_;
   const CostModel& cost_;
   const Layout& layout_;
@@ -132,6 +134,7 @@ private:
   std::map<std::tuple<int, int, int>, std::vector<std::uint32_t>> group_cache_;
   std::uint16_t algo_ = 0;
   int domain_gpus_ = 0;
+  int expert_domains_ = 0; ///< expert_domains(), once computed
 };
 
 /// What was built, with what the report needs to explain it.
