@@ -39,7 +39,10 @@ for t in $targets; do
   mkdir -p "$found" "$art" "tests/fuzz/regressions/$t"
   log=build/fuzz/$t.log
   start=$(date +%s)
-  if CLUSTERSIM_DATA="$PWD" "$bin" -runs="$runs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  # one input may allocate at most 2 GB (-malloc_limit_mb: a runaway allocation is a finding);
+  # the process as a whole may grow to 4 GB, as libFuzzer's in-memory corpus and ASan's
+  # quarantine do over a million executions (a leak is caught by LeakSanitizer at exit)
+  if CLUSTERSIM_DATA="$PWD" "$bin" -runs="$runs" -max_len=65536 -timeout=10 -malloc_limit_mb=2048 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$art/" "$found" "tests/fuzz/corpus/$t" \
       "tests/fuzz/regressions/$t" >"$log" 2>&1; then
     status=ok
