@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <tuple>
 
 using namespace clustersim::test;
 
@@ -289,6 +290,24 @@ TEST_CASE("D18: command-line values out of range are errors on their flag")
            {"collective --op all_reduce --platform dgx-h100 --sizes 0B", "command line: --sizes: '0B'"},
        })
     expect_error(args, where, "");
+}
+
+TEST_CASE("usage errors CLI11 finds are one line naming the commands or the options of the command reached")
+{
+  // an unknown or missing command lists the commands (with the nearest); an unexpected,
+  // missing or malformed argument names the command and lists its options
+  for (const auto& [args, where, what, valid] : std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"runn x.yaml", "command line: unknown command 'runn'", "did you mean 'run'?", "valid: run, platform,"},
+           {"", "command line: clustersim: A subcommand is required", "", "valid: run, platform,"},
+           {"platform frobnicate", "command line: unknown command 'frobnicate' in 'clustersim platform'", "",
+            "valid: list, show"},
+           {"run --bogus x.yaml", "command line: clustersim run: ", "--bogus", "the options of 'clustersim run': "},
+           {"run", "command line: clustersim run: experiment is required", "", "--out"},
+           {"plan --gpus abc", "command line: clustersim plan: ", "abc", "the options of 'clustersim plan': "},
+       }) {
+    expect_error(args, where, what);
+    CHECK(run_cli(args).err.find(valid) != std::string::npos);
+  }
 }
 
 TEST_CASE("D19: lenient values are refused: an empty bucket, an absurd latency, a preset outside the presets, MFU over 100")

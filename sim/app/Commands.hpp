@@ -2,10 +2,14 @@
 /// The `clustersim` subcommands. Each registers itself on the CLI11 app and returns the
 /// action to run once parsing succeeded.
 
+#include "ConfigError.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace clustersim {
 
@@ -27,6 +31,11 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
 void add_schema_command(CLI::App& app, Action& action);
 void add_goodput_command(CLI::App& app, Action& action);
+/// A usage error CLI11 found (an unknown command, an unexpected, missing or malformed
+/// argument) as the one line every bad input gets: `command line: what; valid: ...` naming the
+/// commands or the options of the command the parse reached. `args`: argv without argv[0].
+ConfigError usage_error(const CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args);
+
 /// "1MiB:16GiB" (doubling), "1GiB" or "1MiB,4MiB" → sizes in bytes; ConfigError on bad input.
 std::vector<double> parse_sizes(const std::string& spec);
 

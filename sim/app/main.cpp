@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #ifndef CLUSTERSIM_VERSION
 #define CLUSTERSIM_VERSION "0.0.0"
@@ -20,7 +22,7 @@ int main(int argc, char** argv)
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "clustersim: " << e.what() << "; see 'clustersim --help'\n";
+    std::cerr << clustersim::usage_error(app, e, std::vector<std::string>(argv + 1, argv + argc)).what() << "\n";
     return 2;
   }
   try {

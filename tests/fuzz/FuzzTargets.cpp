@@ -209,8 +209,11 @@ int cli(const std::uint8_t* data, std::size_t size)
   add_commands(app, action);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::Error&) {
-    return 0; // CLI11's own messages (usage errors), printed by main with exit 2
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are CLI::Success; a usage error is printed by main as this one line
+    if (e.get_exit_code() != 0)
+      check_message(usage_error(app, e, std::vector<std::string>(args.begin() + 1, args.end())));
+    return 0;
   }
   static const std::vector<std::string> runnable{"memory", "estimate", "schema", "model"};
   bool run = false;
