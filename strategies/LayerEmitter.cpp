@@ -484,9 +484,9 @@ PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label
     etp(CollOp::reduce_scatter);
     a2a();
   }
-  if (!t_.moe_a2a_overlap || (t_.ep == 1 && t_.etp == 1))
+  if (!t_.moe_a2a_overlap || !a2a_partner_ || (t_.ep == 1 && t_.etp == 1))
     return deps;
-  // hidden behind another micro-batch's compute: the pass continues, its end waits
+  // hidden behind the partner micro-batch's compute: the pass continues, its end waits
   PerPos& pend = pending_[static_cast<std::size_t>(stage)];
   pend.resize(deps.size());
   for (std::size_t i = 0; i < deps.size(); ++i)

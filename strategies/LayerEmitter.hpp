@@ -34,6 +34,9 @@ public:
   /// Overlapped EP exchanges (moe_a2a_overlap) emitted since the last call, per position: the
   /// pipeline driver makes the end of a micro-batch's pass on the stage wait for them.
   PerPos take_pending(int stage);
+  /// Whether the passes emitted next have another micro-batch's pass beside them to hide their
+  /// EP exchanges under (moe_a2a_overlap; the pipeline driver sets it per pass).
+  void set_a2a_partner(bool partner) { a2a_partner_ = partner; }
 
 private:
   /// A block's forward and backward seconds in the parts tensor parallelism cuts it into.
@@ -86,6 +89,7 @@ private:
   DataParallelStrategy& dp_;
   BlockCost attn_, mlp_, moe_, emb_, logits_;
   std::vector<PerPos> pending_; ///< per stage
+  bool a2a_partner_ = true;     ///< the current pass has a partner to overlap its EP exchanges with
 };
 
 } // namespace clustersim

@@ -253,6 +253,9 @@ private:
   void plan_units();
   bool ready(int stage, const PipelineOp& op) const;
   void emit(int stage, const PipelineOp& op);
+  /// Whether op `i` of a stage's order has a pass of the other direction and another
+  /// micro-batch beside it, under whose compute its EP exchanges can run (moe_a2a_overlap).
+  static bool has_partner(const std::vector<PipelineOp>& list, std::size_t i);
   PerPos receive(int stage, int vstage, int mb, bool forward);
   void tied_embedding_reduction(std::vector<PerPos>& extra);
   PerPos join_pending(int stage, PerPos deps, const char* name);
@@ -342,6 +345,18 @@ PerPos PipelineDriver::receive(int stage, int vstage, int mb, bool forward)
     deps[i].push_back(recv);
   }
   return deps;
+}
+
+bool PipelineDriver::has_partner(const std::vector<PipelineOp>& list, std::size_t i)
+{
+  // Megatron's combined 1F1B (overlap_moe_expert_parallel_comm) runs a forward and a backward
+  // of different micro-batches side by side, each one's all-to-all under the other's compute:
+  // the 1F1B steady state (without pipelining: F(i+1) beside B(i)). Warmup forwards and
+  // cooldown backwards have no such neighbour in the stage's order.
+  auto pairs = [&](std::size_t j) {
+    return list[j].forward != list[i].forward && list[j].micro_batch != list[i].micro_batch;
+  };
+  return (i > 0 && pairs(i - 1)) || (i + 1 < list.size() && pairs(i + 1));
 }
 
 void PipelineDriver::emit(int stage, const PipelineOp& op)
@@ -440,6 +455,7 @@ StepPlan PipelineDriver::run()
       auto& c = cursor[static_cast<std::size_t>(s)];
       const auto& list = ops[static_cast<std::size_t>(s)];
       while (c < list.size() && ready(s, list[c])) {
+        layers_->set_a2a_partner(has_partner(list, c));
         emit(s, list[c]);
         ++c;
         progress = true;

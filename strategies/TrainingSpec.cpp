@@ -100,7 +100,7 @@ const Section& training_section()
               .computed("the framework's default (torchtitan, automodel: on with FP8)"),
           K::choice("moe_token_dispatcher", "alltoall", {"allgather", "alltoall", "deepep", "hybridep"},
                     "how MoE tokens reach their experts"),
-          K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind another's compute"),
+          K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way (Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
           K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
                     "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
           K::number("moe_max_load", 0, 0, 65536,

@@ -246,6 +246,27 @@ TEST_CASE("a stated max/mean load puts one expert rank at it, and a capacity fac
   CHECK(r.out.empty());
 }
 
+TEST_CASE("moe_a2a_overlap hides a pass's all-to-alls only beside another micro-batch's pass the other way")
+{
+  // Megatron's combined 1F1B without pipelining: F(i+1) beside B(i). One micro-batch has no
+  // partner, so overlap changes nothing; with four, only the first forward's and the last
+  // backward's exchanges stay exposed: one micro-batch's worth of the four
+  auto run = [](int global_batch, bool overlap) {
+    std::string text = small_moe_experiment("moe-overlap") + "force_balanced, moe_a2a_overlap: " +
+                       (overlap ? "true" : "false") + "}\n";
+    const std::string from = "global_batch: 32";
+    text.replace(text.find(from), from.size(), "global_batch: " + std::to_string(global_batch));
+    return run_json(text);
+  };
+  CHECK(run(8, true)["step_time_s"].get<double>() == run(8, false)["step_time_s"].get<double>());
+  const nlohmann::json exposed = run(32, false), hidden = run(32, true);
+  const double ep = exposed["breakdown"]["exposed_ep_s"], ep_hidden = hidden["breakdown"]["exposed_ep_s"];
+  CHECK(ep > 0);
+  CHECK(ep_hidden == doctest::Approx(ep / 4).epsilon(1e-9));
+  CHECK(exposed["step_time_s"].get<double>() - hidden["step_time_s"].get<double>() ==
+        doctest::Approx(ep - ep_hidden).epsilon(1e-9));
+}
+
 TEST_CASE("expert weights shard by ep x etp and their optimizer states by the expert-data-parallel ranks")
 {
   const ModelSpec m = preset("mixtral-8x7b");
