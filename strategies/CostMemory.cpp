@@ -137,9 +137,11 @@ double CostModel::layer_activation_bytes(bool moe) const
   // the MLP's intermediate width per token: a MoE layer's routed and shared experts
   const double f = moe ? static_cast<double>(model_.expert_ffn()) * (model_.top_k + shared_kept)
                        : model_.ffn_hidden;
-  // a MoE layer also keeps the permuted copies its experts' FC1 read and their FC2 outputs
-  // the unpermutation weighs
-  const double permuted = moe && !moe_rebuilt ? moe_tokens() * model_.top_k * model_.hidden * (lin + e) : 0.0;
+  // a MoE layer also keeps the permuted copies its experts' FC1 read, and their FC2 outputs
+  // where the unpermutation weighs them by the router probabilities
+  const double weighed_outputs = training_.traits().moe_probs_in_activation ? 0.0 : e;
+  const double permuted =
+      moe && !moe_rebuilt ? moe_tokens() * model_.top_k * model_.hidden * (lin + weighed_outputs) : 0.0;
   const double a = model_.heads;
   const double s = model_.seq_len;
   const double q = model_.q_dim();

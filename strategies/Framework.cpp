@@ -161,6 +161,10 @@ const Section& framework_section()
                     "vocab-parallel cross entropy (one fp32 copy; max, exp, softmax and the gradient in place), 2 for "
                     "torch's F.cross_entropy(logits.float()) (the copy and the log-softmax, then its gradient)")
               .counts("buffers"),
+          K::choice("moe_probs", "unpermute", {"unpermute", "activation"},
+                    "where a MoE layer weighs each routed copy by its router probability: in the unpermutation "
+                    "(which then keeps the experts' outputs for the probabilities' gradient), or in the experts' "
+                    "activation (Megatron-Core's weighted SwiGLU: nothing more is kept)"),
           K::value("state_bytes", "precision name or 'other' to section training.state_bytes").must(),
           K::value("grad_reduce_bytes", "precision name or 'other' to bytes per reduced gradient element").must(),
           K::section("bucket_params", "framework.bucket_params", "gradient bucket size").must(),
@@ -349,6 +353,7 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const
     recipe.fail(unknown_name("fp8 recipe", f.fp8_recipe, keys_of(recipes)), join(keys_of(recipes)));
   f.fp8_output_layer = r.boolean("fp8_output_layer");
   f.loss_fp32_copies = r.number("loss_fp32_copies");
+  f.moe_probs_in_activation = r.choice("moe_probs") == "activation";
   read_states(f, r.require("state_bytes"));
   read_reduce_bytes(f, r.require("grad_reduce_bytes"));
   SectionReader b(r.require("bucket_params"), framework_bucket_section());

@@ -97,6 +97,9 @@ struct FrameworkTraits {
   std::string fp8_recipe;
   bool fp8_output_layer = false;  ///< the vocabulary projection runs in FP8 too
   double loss_fp32_copies = 2;    ///< fp32 logits-sized buffers at the loss's peak
+  /// MoE: the router probabilities weigh the experts' activation (so the unpermutation keeps no
+  /// copy of the experts' outputs), else they weigh those outputs in the unpermutation
+  bool moe_probs_in_activation = false;
   std::map<std::string, StateBytes> state_bytes; ///< by precision name, "other" for the rest
   std::map<std::string, double> grad_reduce_bytes;
   double bucket_min_params = 25e6;

@@ -421,7 +421,7 @@ TEST_CASE("Megatron's cross entropy keeps one fp32 copy of the logits, torch's F
   CHECK(torch - megatron == doctest::Approx(4 * logits).epsilon(1e-9));
 }
 
-TEST_CASE("recompute modules layernorm, shared_experts and moe free what they rebuild in backward")
+TEST_CASE("recompute modules layernorm, shared_experts and moe free what they rebuild in backward - FC2 outputs kept only where the unpermutation weighs them")
 {
   const ModelSpec m = small_moe();
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
@@ -440,9 +440,14 @@ TEST_CASE("recompute modules layernorm, shared_experts and moe free what they re
   // the shared expert's FC1 output (SwiGLU: two halves) and its activation's output
   CHECK(none - bytes({"shared_experts"}) == doctest::Approx(T * m.expert_ffn() * 3 * e));
   // the whole MoE block: its norm output, every expert's activations and the permuted copies
-  const double block = T * h * e + T * m.expert_ffn() * (m.top_k + m.shared_experts) * 3 * e +
-                       T * m.top_k * h * (e + e);
+  // FC1 reads (Megatron weighs the activation by the router probabilities: no FC2 outputs kept)
+  const double block = T * h * e + T * m.expert_ffn() * (m.top_k + m.shared_experts) * 3 * e + T * m.top_k * h * e;
   CHECK(none - bytes({"moe"}) == doctest::Approx(block));
+  // a framework whose unpermutation weighs the copies keeps the experts' FC2 outputs as well
+  t.framework = Framework::deepspeed;
+  CHECK(bytes({}) - none == doctest::Approx(T * m.top_k * h * e));
+  CHECK(bytes({}) - bytes({"moe"}) == doctest::Approx(block + T * m.top_k * h * e));
+  t.framework = Framework::megatron;
   // under FP8 the linears keep their own FP8 inputs: recomputing the norms frees nothing more
   CHECK(bytes({}, Precision::fp8) == doctest::Approx(bytes({"layernorm"}, Precision::fp8)));
 }
