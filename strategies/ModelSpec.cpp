@@ -337,7 +337,8 @@ ModelSpec load_model_preset(const std::string& name, const std::string& dir, con
                           name.find("..") == std::string::npos;
   if (!plain_name || !file_exists(path)) {
     auto names = model_preset_names(dir);
-    throw ConfigError(where, unknown_name("model preset", name, names), join(names));
+    throw ConfigError(where, unknown_name("model preset", name, names),
+                      names.empty() ? "a model YAML or config.json (no presets in " + dir + ")" : join(names));
   }
   // presets are read once per process: sweeps and validation files name the same few often
   static std::map<std::string, ModelSpec> cache;

@@ -9,6 +9,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <tuple>
 
 using namespace clustersim::test;
@@ -329,4 +332,48 @@ TEST_CASE("D20: a global batch beyond what a step holds is an error at global_ba
 {
   std::string f = experiment("d20.yaml", "{dp: 8, global_batch: 1073741824}");
   expect_error("run " + f, f + ":4:", "micro-batches per pipeline per step, more than the 65536");
+}
+
+TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTERSIM_DATA) is FILE:LINE:COL and exit 2")
+{
+  namespace fs = std::filesystem;
+  struct Edit {
+    std::string file, from, to, what;
+  };
+  const Edit edits[] = {
+      {"frameworks.yaml", "\n    moe_probs: activation", "\n    moe_probs: actvation", "did you mean 'activation'?"},
+      {"frameworks.yaml", "\n    loss_fp32_copies: 1", "\n    loss_fp32_copies: -1", "-1"},
+      {"gpus.yaml", "  sustained: 0.78", "  sustained: 7.8", "7.8"},
+  };
+  const std::string saved = std::getenv("CLUSTERSIM_DATA") ? std::getenv("CLUSTERSIM_DATA") : "";
+  for (const Edit& e : edits) {
+    CAPTURE(e.to);
+    const std::string root = temp_dir() + "/data-" + e.file + "-" + std::to_string(&e - edits);
+    fs::remove_all(root);
+    fs::create_directories(root);
+    fs::copy(source_path("platforms"), root + "/platforms", fs::copy_options::recursive);
+    fs::create_directories(root + "/strategies");
+    fs::copy(source_path("strategies/models"), root + "/strategies/models", fs::copy_options::recursive);
+    const std::string path = root + "/platforms/" + e.file;
+    std::string text = read_file(path);
+    const auto at = text.find(e.from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, e.from.size(), e.to);
+    { std::ofstream(path, std::ios::binary | std::ios::trunc) << text; }
+    ::setenv("CLUSTERSIM_DATA", root.c_str(), 1);
+    expect_error("run " + source_path("experiments/quickstart.yaml") + " --out " + root + "/out", path + ":", e.what);
+    CHECK_FALSE(fs::exists(root + "/out"));
+  }
+  // a data directory without the presets: the preset named is unknown, and the line says why
+  const std::string bare = temp_dir() + "/data-bare";
+  fs::remove_all(bare);
+  fs::create_directories(bare);
+  fs::copy(source_path("platforms"), bare + "/platforms", fs::copy_options::recursive);
+  ::setenv("CLUSTERSIM_DATA", bare.c_str(), 1);
+  expect_error("run " + source_path("experiments/quickstart.yaml"), source_path("experiments/quickstart.yaml") + ":",
+               "no presets in");
+  if (saved.empty())
+    ::unsetenv("CLUSTERSIM_DATA");
+  else
+    ::setenv("CLUSTERSIM_DATA", saved.c_str(), 1);
 }
