@@ -74,7 +74,7 @@ ConfigError usage_error(const CLI::App& app, const CLI::ParseError& e, const std
   }
   std::vector<std::string> options;
   for (const CLI::Option* o : at.get_options())
-    if (o->get_name() != "--help" && o->get_name() != "-h,--help")
+    if (o->get_name() != "--help") // CLI11 names the help flag by its long name
       options.push_back(o->get_name());
   const std::string valid =
       options.empty() ? "see '" + where + " --help'" : "the options of '" + where + "': " + join(options);
