@@ -8,7 +8,7 @@
 # Usage: scripts/fuzz.sh [--runs N] [--target NAME] [--smoke] [--merge]
 #   --runs N     executions per target (default 1000000)
 #   --smoke      a short run for CI: 3000 executions per target
-#   --target T   one target: experiment platform hf_config validation units cli results
+#   --target T   one target: experiment platform hf_config validation units cli results catalog
 #   --merge      minimise what the run found into tests/fuzz/corpus/TARGET (new coverage only)
 set -eu
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz >/dev/null
-targets=${only:-"experiment platform hf_config validation units cli results"}
+targets=${only:-"experiment platform hf_config validation units cli results catalog"}
 failed=0
 for t in $targets; do
   bin=build/fuzz/tests/fuzz/fuzz_$t

@@ -8,6 +8,10 @@
 // sanitizer findings, hangs and allocations beyond the fuzzer's limits.
 #include "FuzzTargets.hpp"
 
+#include "Framework.hpp"
+#include "GpuSpec.hpp"
+#include "Protocols.hpp"
+
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
 #include "Commands.hpp"
@@ -25,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -233,6 +238,51 @@ int cli(const std::uint8_t* data, std::size_t size)
   return 0;
 }
 
+/// The catalog files of a data directory (CLUSTERSIM_DATA), which users edit: the first byte
+/// picks frameworks.yaml, gpus.yaml or collectives.yaml, the rest is the file, read from disk
+/// as the catalog reads it; what loads is then used as the cost model uses it.
+int catalog_file(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0)
+    return 0;
+  static const char* const names[] = {"frameworks.yaml", "gpus.yaml", "collectives.yaml"};
+  const int which = data[0] % 3;
+  static const std::string dir = [] {
+    char t[] = "/tmp/clustersim-fuzz-catalog-XXXXXX";
+    const char* d = ::mkdtemp(t);
+    if (!d)
+      throw std::runtime_error("mkdtemp failed");
+    return std::string(d);
+  }();
+  const std::string path = dir + "/" + names[which];
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+  }
+  return guarded([&] {
+    if (which == 0) {
+      const FrameworkCatalog c = FrameworkCatalog::load(path);
+      for (std::size_t i = 0; i < framework_names().size(); ++i) {
+        const FrameworkTraits& f = c.get(static_cast<Framework>(i));
+        c.kernel_set(f.kernels).op("norm");
+        c.recipe(f.fp8_recipe);
+        for (Precision p : {Precision::fp16, Precision::bf16, Precision::fp8})
+          f.states(p), f.grad_reduce(p);
+      }
+    } else if (which == 1) {
+      const GpuCatalog g = GpuCatalog::load(path);
+      for (const auto& id : g.ids()) {
+        const GpuSpec* gpu = g.find(id);
+        gpu->gemm_shape_factor(4096, 4096, 4096, 1, 0);
+        gpu->gemm_shape_factor(1, 7, 96, 3, gpu->sms / 2);
+        gpu->power_factor();
+      }
+    } else {
+      ProtocolTable::load(path);
+    }
+  });
+}
+
 int results(const std::uint8_t* data, std::size_t size)
 {
   return guarded([&] {
@@ -248,7 +298,7 @@ const std::vector<Target>& targets()
 {
   static const std::vector<Target> t{{"experiment", experiment}, {"platform", platform},   {"hf_config", hf_config},
                                      {"validation", validation}, {"units", units},         {"cli", cli},
-                                     {"results", results}};
+                                     {"results", results},       {"catalog", catalog_file}};
   return t;
 }
 
