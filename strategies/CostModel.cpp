@@ -54,12 +54,36 @@ double CostModel::moe_dispatch_bytes() const
 
 double CostModel::moe_distinct_bins(int bins) const
 {
+  // The k experts are drawn uniformly from the pool of the token's chosen groups (all experts
+  // without group-limited routing). When groups and bins nest (one divides the other), a bin
+  // meets c = max(1, G/bins) groups, each with o = E/max(G, bins) of its experts; j of those c
+  // are among the token's g chosen groups with hypergeometric probability, and then the bin
+  // holds j*o of the pool. Groups that straddle bins: the limit is not applied (an upper bound).
   const double e = model_.experts;
-  const double outside = e - e / bins; // experts not in a given bin
-  double none = 1;                     // P(no expert of the k in that bin)
-  for (int i = 0; i < model_.top_k; ++i)
-    none *= std::max(0.0, (outside - i) / (e - i));
-  return bins * (1 - none);
+  const int k = model_.top_k;
+  int groups = model_.router_groups, chosen = model_.router_group_topk;
+  if (bins <= 0 || (groups % bins != 0 && bins % groups != 0))
+    groups = chosen = 1;
+  const double pool = e * chosen / groups;
+  const int c = std::max(1, groups / std::max(1, bins));
+  const double o = e / std::max(groups, bins);
+  auto choose = [](int n, int r) {
+    if (r < 0 || r > n)
+      return 0.0;
+    double v = 1;
+    for (int i = 1; i <= r; ++i)
+      v = v * (n - r + i) / i;
+    return v;
+  };
+  double hit = 0; // P(at least one of the k experts in a given bin)
+  for (int j = 1; j <= std::min(c, chosen); ++j) {
+    const double pj = choose(c, j) * choose(groups - c, chosen - j) / choose(groups, chosen);
+    double none = 1;
+    for (int i = 0; i < k; ++i)
+      none *= std::max(0.0, (pool - j * o - i) / (pool - i));
+    hit += pj * (1 - none);
+  }
+  return bins * hit;
 }
 
 double CostModel::moe_dedup_bytes(int bins) const

@@ -160,7 +160,8 @@ public:
   double moe_dispatch_bytes() const;
   /// Expected number of `bins` equal shares of the experts (ranks, or NVLink domains of an EP
   /// group) that a token's top_k distinct experts fall in, routing uniform:
-  /// bins·(1 − C(E − E/bins, k) / C(E, k)).
+  /// bins·(1 − C(E − E/bins, k) / C(E, k)); under group-limited routing (router_groups,
+  /// router_group_topk) the experts come from the chosen groups only.
   double moe_distinct_bins(int bins) const;
   /// The same buffer for an exchange that sends each token once per destination bin (DeepEP,
   /// HybridEP): moe_tokens() × moe_distinct_bins(bins) × hidden × bytes.

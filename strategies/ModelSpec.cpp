@@ -190,6 +190,11 @@ const Section& model_section()
           K::boolean("tied_embeddings", false, "the output projection shares the input embedding"),
           K::integer("experts", 1, 1, 1 << 16, "routed experts per MoE layer (dense when 1)"),
           K::integer("top_k", 1, 1, 1 << 16, "experts per token"),
+          K::integer("router_groups", 1, 1, 1 << 16,
+                     "contiguous expert groups of a group-limited router (DeepSeek-V3: 8; each token's experts come "
+                     "from router_group_topk of them, so from at most that many nodes when a group is a node's experts)"),
+          K::integer("router_group_topk", 1, 1, 1 << 16, "groups a token's experts are chosen from")
+              .computed("router_groups"),
           K::integer("moe_ffn_hidden", 0, 1, 1 << 24, "FFN width of one routed expert").computed("ffn_hidden"),
           K::integer("shared_experts", 0, 0, 1 << 10, "always-active experts of every MoE layer"),
           K::integer("dense_layers", 0, 0, 100000, "leading layers with a dense MLP of ffn_hidden"),
@@ -258,6 +263,11 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
     m.tied_embeddings = map.boolean("tied_embeddings");
   int_field("experts", m.experts);
   int_field("top_k", m.top_k);
+  if (map.has("router_groups")) {
+    int_field("router_groups", m.router_groups);
+    m.router_group_topk = m.router_groups; // unless stated: no group limit
+  }
+  int_field("router_group_topk", m.router_group_topk);
   int_field("moe_ffn_hidden", m.moe_ffn_hidden);
   int_field("shared_experts", m.shared_experts);
   int_field("dense_layers", m.dense_layers);
@@ -302,6 +312,17 @@ void check_model(const ModelSpec& m, const YamlNode& where)
        "a divisor of heads");
   need(m.top_k <= m.experts, "top_k " + std::to_string(m.top_k) + " exceeds experts " + std::to_string(m.experts),
        "top_k <= experts");
+  need(m.experts % m.router_groups == 0,
+       "router_groups " + std::to_string(m.router_groups) + " does not divide experts " + std::to_string(m.experts),
+       "a divisor of experts");
+  need(m.router_group_topk <= m.router_groups,
+       "router_group_topk " + std::to_string(m.router_group_topk) + " exceeds router_groups " +
+           std::to_string(m.router_groups),
+       "at most router_groups");
+  need(static_cast<long long>(m.router_group_topk) * (m.experts / m.router_groups) >= m.top_k,
+       "router_group_topk " + std::to_string(m.router_group_topk) + " groups of " +
+           std::to_string(m.experts / m.router_groups) + " experts hold fewer than top_k " + std::to_string(m.top_k),
+       "router_group_topk * experts / router_groups >= top_k");
 }
 
 static void fill_defaults(ModelSpec& m)
@@ -377,6 +398,11 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   };
   field({"n_routed_experts", "num_local_experts", "num_experts"}, "experts", m.experts);
   field({"num_experts_per_tok", "moe_top_k"}, "top_k", m.top_k);
+  if (get({"n_group"})) {
+    field({"n_group"}, "router_groups", m.router_groups);
+    m.router_group_topk = m.router_groups;
+    field({"topk_group"}, "router_group_topk", m.router_group_topk);
+  }
   field({"moe_intermediate_size"}, "moe_ffn_hidden", m.moe_ffn_hidden);
   field({"n_shared_experts"}, "shared_experts", m.shared_experts);
   field({"first_k_dense_replace"}, "dense_layers", m.dense_layers);
@@ -399,6 +425,7 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   if (m.experts == 1) {
     m.top_k = 1;
     m.dense_layers = 0;
+    m.router_groups = m.router_group_topk = 1;
   }
   m.dense_layers = std::min(m.dense_layers, m.layers);
 }

@@ -32,6 +32,11 @@ struct ModelSpec {
   bool tied_embeddings = false; ///< output projection shares the input embedding
   int experts = 1;              ///< MoE when > 1
   int top_k = 1;                ///< experts per token
+  /// Group-limited routing (DeepSeek-V3's n_group / topk_group): the experts form
+  /// `router_groups` contiguous groups and each token's top_k come from `router_group_topk` of
+  /// them; 1 and 1: unrestricted
+  int router_groups = 1;
+  int router_group_topk = 1;
   int moe_ffn_hidden = 0;       ///< FFN width of one routed expert (0: ffn_hidden)
   int shared_experts = 0;       ///< always-active experts of every MoE layer
   int dense_layers = 0;         ///< leading layers with a dense MLP (DeepSeek's first_k_dense_replace)

@@ -309,6 +309,79 @@ TEST_CASE("Hugging Face configs of MoE models import their experts, MLA ranks an
   CHECK(g.head_dim() == 64);
 }
 
+TEST_CASE("group-limited routing: DeepSeek-V3's tokens reach at most 4 of 8 nodes, counted exactly")
+{
+  const ModelSpec dsv3 = preset("deepseek-v3");
+  REQUIRE(dsv3.router_groups == 8);
+  REQUIRE(dsv3.router_group_topk == 4);
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 64, 64);
+  t.moe_dispatcher = "deepep";
+  const CostModel c(dsv3, t, gpu);
+  // brute force: every 4 of the 8 groups equally likely, the 8 experts uniform over the 128 of
+  // the chosen groups; a bin of `bins` equal shares of the 256 experts is hit unless all 8 miss it
+  auto exact = [](int bins) {
+    double total = 0;
+    int subsets = 0;
+    for (int mask = 0; mask < 256; ++mask) {
+      if (__builtin_popcount(static_cast<unsigned>(mask)) != 4)
+        continue;
+      ++subsets;
+      for (int b = 0; b < bins; ++b) {
+        int in = 0; // experts of the chosen groups in bin b
+        for (int e = 0; e < 256; ++e)
+          if ((mask >> (e / 32) & 1) && e / (256 / bins) == b)
+            ++in;
+        double none = 1;
+        for (int i = 0; i < 8; ++i)
+          none *= std::max(0.0, (128.0 - in - i) / (128.0 - i));
+        total += 1 - none;
+      }
+    }
+    return total / subsets;
+  };
+  for (int bins : {1, 2, 4, 8, 16, 64, 256}) {
+    CAPTURE(bins);
+    CHECK(c.moe_distinct_bins(bins) == doctest::Approx(exact(bins)).epsilon(1e-12));
+  }
+  CHECK(c.moe_distinct_bins(8) <= 4.0); // 3.63 of 8 nodes, against 5.31 unrestricted
+  CHECK(c.moe_distinct_bins(256) == doctest::Approx(8));
+  // groups that straddle the bins (8 groups, 3 bins cannot divide the experts evenly anyway):
+  // the limit is not applied, so nothing is under-counted
+  ModelSpec free = dsv3;
+  free.router_groups = free.router_group_topk = 1;
+  ModelSpec odd = dsv3;
+  odd.experts = 24, odd.router_groups = 8, odd.router_group_topk = 4, odd.top_k = 2;
+  ModelSpec odd_free = odd;
+  odd_free.router_groups = odd_free.router_group_topk = 1;
+  CHECK(CostModel(odd, t, gpu).moe_distinct_bins(3) == doctest::Approx(CostModel(odd_free, t, gpu).moe_distinct_bins(3)));
+  CHECK(c.moe_dedup_bytes(8) < CostModel(free, t, gpu).moe_dedup_bytes(8));
+}
+
+TEST_CASE("router groups come from a preset, a model map or a config.json, and a bad one is one line")
+{
+  const std::string ds = R"({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280, "intermediate_size": 18432,
+    "moe_intermediate_size": 2048, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+    "n_group": 8, "topk_group": 4, "first_k_dense_replace": 3, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "hidden_act": "silu",
+    "max_position_embeddings": 4096})";
+  const ModelSpec m = import_hf_config(clustersim::test::write_temp("config.json", ds));
+  CHECK(m.router_groups == 8);
+  CHECK(m.router_group_topk == 4);
+  auto r = clustersim::test::run_cli("memory --gpu h100-sxm5-80gb --model " +
+                                     clustersim::test::write_temp("rg.yaml", "preset: deepseek-v3\nrouter_groups: 7\n"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("rg.yaml:1:") != std::string::npos);
+  CHECK(r.err.find("router_groups 7 does not divide experts 256; valid: a divisor of experts") != std::string::npos);
+  r = clustersim::test::run_cli("memory --gpu h100-sxm5-80gb --model " +
+                                clustersim::test::write_temp("rg.yaml", "preset: deepseek-v3\nrouter_groups: 64\n"
+                                                                        "router_group_topk: 1\n"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("fewer than top_k 8") != std::string::npos);
+}
+
 TEST_CASE("the scaling baseline of a MoE layout holds whole expert-parallel groups")
 {
   // tp 2 x pp 4 on 32 H100: one node would hold tp x dp = 2 ranks per stage, fewer than ep 4;
@@ -361,7 +434,9 @@ TEST_CASE("expert gradients reduce over the ranks that hold the same experts, de
 TEST_CASE("DeepEP sends a token once per NVLink domain over RDMA, then once per GPU over NVLink")
 {
   // distinct bins of top_k of E experts: k when every expert is its own bin, 1 for one bin
-  const ModelSpec dsv3 = preset("deepseek-v3");
+  // (routing unrestricted: DeepSeek-V3 without its group limit)
+  ModelSpec dsv3 = preset("deepseek-v3");
+  dsv3.router_groups = dsv3.router_group_topk = 1;
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
   TrainingSpec t = training(1, 1, 64, 64);
   t.moe_dispatcher = "deepep";
