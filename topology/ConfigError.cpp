@@ -15,9 +15,10 @@ std::string SourceLocation::str() const
 // or bytes that are not UTF-8.
 static std::string compose(const SourceLocation& where, const std::string& what_wrong, const std::string& valid)
 {
+  // every line names what would be valid; a caller whose list came out empty (a catalog that
+  // defines none of the things named) still gets the part
   std::string msg = printable(where.str()) + ": " + printable(what_wrong);
-  if (!valid.empty())
-    msg += "; valid: " + printable(valid);
+  msg += "; valid: " + (valid.empty() ? std::string("none is defined (see clustersim schema)") : printable(valid));
   return msg;
 }
 

@@ -135,7 +135,7 @@ std::string YamlNode::as_choice(const std::vector<std::string>& valid, const std
 {
   std::string s = as_string();
   if (std::find(valid.begin(), valid.end(), s) == valid.end())
-    fail(unknown_name(what, s, valid), join(valid));
+    fail(unknown_name(what, s, valid), valid.empty() ? "none: no " + what + " is defined" : join(valid));
   return s;
 }
 
