@@ -227,6 +227,14 @@ const Section& mla_section()
   return s;
 }
 
+/// Groups of the router, however stated: a token may use all of them unless router_group_topk
+/// (HF topk_group) says fewer.
+static void set_router_groups(ModelSpec& m, int groups)
+{
+  m.router_groups = groups;
+  m.router_group_topk = groups;
+}
+
 void read_model_fields(SectionReader& map, ModelSpec& m)
 {
   auto int_field = [&](const char* key, int& field) {
@@ -263,10 +271,8 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
     m.tied_embeddings = map.boolean("tied_embeddings");
   int_field("experts", m.experts);
   int_field("top_k", m.top_k);
-  if (map.has("router_groups")) {
-    int_field("router_groups", m.router_groups);
-    m.router_group_topk = m.router_groups; // unless stated: no group limit
-  }
+  if (auto g = map.integer_if("router_groups"))
+    set_router_groups(m, static_cast<int>(*g));
   int_field("router_group_topk", m.router_group_topk);
   int_field("moe_ffn_hidden", m.moe_ffn_hidden);
   int_field("shared_experts", m.shared_experts);
@@ -398,9 +404,10 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   };
   field({"n_routed_experts", "num_local_experts", "num_experts"}, "experts", m.experts);
   field({"num_experts_per_tok", "moe_top_k"}, "top_k", m.top_k);
-  if (get({"n_group"})) {
-    field({"n_group"}, "router_groups", m.router_groups);
-    m.router_group_topk = m.router_groups;
+  int groups = 0;
+  field({"n_group"}, "router_groups", groups);
+  if (groups > 0) {
+    set_router_groups(m, groups);
     field({"topk_group"}, "router_group_topk", m.router_group_topk);
   }
   field({"moe_intermediate_size"}, "moe_ffn_hidden", m.moe_ffn_hidden);

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -247,14 +248,25 @@ int catalog_file(const std::uint8_t* data, std::size_t size)
     return 0;
   static const char* const names[] = {"frameworks.yaml", "gpus.yaml", "collectives.yaml"};
   const int which = data[0] % 3;
-  static const std::string dir = [] {
-    char t[] = "/tmp/clustersim-fuzz-catalog-XXXXXX";
-    const char* d = ::mkdtemp(t);
-    if (!d)
-      throw std::runtime_error("mkdtemp failed");
-    return std::string(d);
-  }();
-  const std::string path = dir + "/" + names[which];
+  // one scratch directory per process, removed when the fuzzer exits
+  struct ScratchDir {
+    std::string path;
+    ScratchDir()
+    {
+      char t[] = "/tmp/clustersim-fuzz-catalog-XXXXXX";
+      const char* d = ::mkdtemp(t);
+      if (!d)
+        throw std::runtime_error("mkdtemp failed");
+      path = d;
+    }
+    ~ScratchDir()
+    {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const ScratchDir dir;
+  const std::string path = dir.path + "/" + names[which];
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
