@@ -165,8 +165,14 @@ double CostModel::layer_activation_bytes(bool moe) const
   if (mlp_rebuilt)
     norm_outputs = std::min(norm_outputs, 1.0);
   double shared = T * h * (2 * e + norm_outputs * lin + 2 * mask) / sp;
-  // sharded by TP: Q, K, V, the projection's input, FC1's output, the activation's output
-  double sharded = T * (e * q + 2 * e * kv + lin * q) / t;
+  // sharded by TP: Q, K, V, the projection's input, FC1's output, the activation's output.
+  // Flash attention's backward reads its own output O (D = rowsum(dO * O)), which its autograd
+  // node keeps in the 16-bit dtype; the projection's FP8 recipe keeps its own FP8 copy of O
+  // (Transformer Engine FusedAttnFunc saves q, k, v, out; Linear saves the cast input), so
+  // under FP8 both are held (unless the attention core is recomputed and keeps only its
+  // inputs). Without FP8 the two are one tensor.
+  const double attn_out = training_.flash_attention && fp8 && !recomputes("core_attn") ? e : 0.0;
+  double sharded = T * (e * q + 2 * e * kv + (lin + attn_out) * q) / t;
   if (model_.mla) {
     // MLA: the latents the up projections read (not TP-sharded), then Q and K at the
     // query/key width and V and the projection's input at the value width; with mla_up_proj
@@ -175,7 +181,7 @@ double CostModel::layer_activation_bytes(bool moe) const
     const double qk = a * model_.qk_head_dim(), v = a * model_.v_head_dim();
     const double latents = T * (r.q_lora_rank + r.kv_lora_rank + r.qk_rope_head_dim) * lin;
     const double qkv = recomputes("mla_up_proj") ? 0.0 : T * e * (2 * qk + v) / t;
-    sharded = latents + qkv + T * lin * v / t;
+    sharded = latents + qkv + T * (lin + attn_out) * v / t;
   }
   // the MLP: FC1's output and the activation's (recomputed: moe_act drops the activation's
   // output in a MoE layer; mlp drops a dense layer's MLP activations but its input)

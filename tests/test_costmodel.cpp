@@ -191,3 +191,30 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   CostModel gp(m, p4, gpu);
   CHECK(gp.memory(0).activations > 3.9 * one.memory(0).activations);
 }
+
+TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash attention still keeps its 16-bit output")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = gpt(4, 1024, 8, 32000, 4096);
+  m.mlp = MlpKind::swiglu;
+  m.ffn_hidden = 2816;
+  m.bias = false;
+  auto bytes = [&](Precision p, Recompute r) {
+    TrainingSpec t;
+    t.frameworks = catalog().frameworks();
+    t.micro_batch = 1;
+    t.global_batch = 1;
+    t.flash_attention = true;
+    t.precision = p;
+    t.recompute = r;
+    return CostModel(m, t, gpu).layer_activation_bytes(false);
+  };
+  const double T = m.seq_len, h = m.hidden, f = m.ffn_hidden;
+  // saved 16-bit -> 1 byte: the QKV and FC1 inputs (h each), the FC2 input (f); the projection's
+  // input O is kept twice under FP8 (16-bit by the attention, 1 byte by the projection): +1 byte
+  CHECK(bytes(Precision::bf16, Recompute::none) - bytes(Precision::fp8, Recompute::none) ==
+        doctest::Approx(T * (2 * h + f - h)));
+  // with the attention core recomputed its output is not kept: only the FP8 copy remains
+  CHECK(bytes(Precision::bf16, Recompute::selective) - bytes(Precision::fp8, Recompute::selective) ==
+        doctest::Approx(T * (2 * h + f + h)));
+}
