@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 namespace clustersim {
 
@@ -59,6 +60,8 @@ double CostModel::moe_distinct_bins(int bins) const
   // meets c = max(1, G/bins) groups, each with o = E/max(G, bins) of its experts; j of those c
   // are among the token's g chosen groups with hypergeometric probability, and then the bin
   // holds j*o of the pool. Groups that straddle bins: the limit is not applied (an upper bound).
+  if (bins > 0 && training_.moe_load_balance == "force_balanced" && training_.traits().moe_round_robin)
+    return round_robin_bins(bins);
   const double e = model_.experts;
   const int k = model_.top_k;
   int groups = model_.router_groups, chosen = model_.router_group_topk;
@@ -84,6 +87,29 @@ double CostModel::moe_distinct_bins(int bins) const
     hit += pj * (1 - none);
   }
   return bins * hit;
+}
+
+double CostModel::round_robin_bins(int bins) const
+{
+  // Token t takes experts (t*k + j) mod E, j < k: over a cycle the first expert runs through
+  // the multiples of gcd(k, E), each as often; bin i holds experts [i*E/bins, (i+1)*E/bins)
+  // (an expert rank's, or an NVLink domain's). The mean number of bins the k experts fall in.
+  const long long e = model_.experts;
+  const int k = model_.top_k;
+  auto bin = [&](long long x) { return (x % e) * bins / e; };
+  const long long step = std::gcd(static_cast<long long>(k), e);
+  long long sum = 0, starts = 0;
+  for (long long s = 0; s < e; s += step, ++starts) {
+    // consecutive experts visit consecutive bins: count where a new one starts
+    long long distinct = 1;
+    for (int j = 1; j < k; ++j)
+      distinct += bin(s + j) != bin(s + j - 1) ? 1 : 0;
+    // a run that wraps past the last expert can come back to the bin it started in
+    if (distinct > 1 && bin(s + k - 1) == bin(s))
+      --distinct;
+    sum += distinct;
+  }
+  return static_cast<double>(sum) / static_cast<double>(starts);
 }
 
 double CostModel::moe_dedup_bytes(int bins) const

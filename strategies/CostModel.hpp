@@ -161,8 +161,12 @@ public:
   /// Expected number of `bins` equal shares of the experts (ranks, or NVLink domains of an EP
   /// group) that a token's top_k distinct experts fall in, routing uniform:
   /// bins·(1 − C(E − E/bins, k) / C(E, k)); under group-limited routing (router_groups,
-  /// router_group_topk) the experts come from the chosen groups only.
+  /// router_group_topk) the experts come from the chosen groups only. Forced balance in a
+  /// framework whose router takes experts round robin: round_robin_bins.
   double moe_distinct_bins(int bins) const;
+  /// The same when token t takes the k consecutive experts from (t·k) mod E (AutoModel's fake
+  /// balanced gate): the mean over a cycle of the bins such a run meets, exactly.
+  double round_robin_bins(int bins) const;
   /// The same buffer for an exchange that sends each token once per destination bin (DeepEP,
   /// HybridEP): moe_tokens() × moe_distinct_bins(bins) × hidden × bytes.
   double moe_dedup_bytes(int bins) const;

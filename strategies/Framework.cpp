@@ -165,6 +165,10 @@ const Section& framework_section()
                     "where a MoE layer weighs each routed copy by its router probability: in the unpermutation "
                     "(which then keeps the experts' outputs for the probabilities' gradient), or in the experts' "
                     "activation (Megatron-Core's weighted SwiGLU: nothing more is kept)"),
+          K::choice("balanced_routing", "random", {"random", "round_robin"},
+                    "how the router picks experts under moe_load_balance: force_balanced: at random for every "
+                    "token (Megatron's random logits), or round robin (token t's j-th expert is (t x top_k + j) "
+                    "mod experts: each token's experts are consecutive, on one or two expert ranks)"),
           K::value("state_bytes", "precision name or 'other' to section training.state_bytes").must(),
           K::value("grad_reduce_bytes", "precision name or 'other' to bytes per reduced gradient element").must(),
           K::section("bucket_params", "framework.bucket_params", "gradient bucket size").must(),
@@ -354,6 +358,7 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const
   f.fp8_output_layer = r.boolean("fp8_output_layer");
   f.loss_fp32_copies = r.number("loss_fp32_copies");
   f.moe_probs_in_activation = r.choice("moe_probs") == "activation";
+  f.moe_round_robin = r.choice("balanced_routing") == "round_robin";
   read_states(f, r.require("state_bytes"));
   read_reduce_bytes(f, r.require("grad_reduce_bytes"));
   SectionReader b(r.require("bucket_params"), framework_bucket_section());

@@ -100,6 +100,9 @@ struct FrameworkTraits {
   /// MoE: the router probabilities weigh the experts' activation (so the unpermutation keeps no
   /// copy of the experts' outputs), else they weigh those outputs in the unpermutation
   bool moe_probs_in_activation = false;
+  /// MoE under moe_load_balance: force_balanced: the router gives token t the experts
+  /// (t x top_k + j) mod experts (consecutive experts), else experts drawn at random per token
+  bool moe_round_robin = false;
   std::map<std::string, StateBytes> state_bytes; ///< by precision name, "other" for the rest
   std::map<std::string, double> grad_reduce_bytes;
   double bucket_min_params = 25e6;

@@ -431,6 +431,78 @@ TEST_CASE("expert gradients reduce over the ranks that hold the same experts, de
   }
 }
 
+TEST_CASE("a round-robin balanced router sends a token to the ranks and nodes its consecutive experts span, "
+          "counted exactly - Megatron's random one to as many as k random experts meet")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = preset("deepseek-v3");
+  TrainingSpec t = training(1, 1, 64, 64);
+  t.moe_dispatcher = "deepep";
+  t.moe_load_balance = "force_balanced";
+  t.framework = Framework::automodel; // its fake balanced gate: token t takes (t*k + j) mod E
+  REQUIRE(t.traits().moe_round_robin);
+  // brute force over a full cycle of tokens: the bins (equal consecutive shares of the experts)
+  // each token's experts fall in
+  auto brute = [](int experts, int k, int bins) {
+    double sum = 0;
+    const int tokens = experts * k;
+    for (int tok = 0; tok < tokens; ++tok) {
+      std::vector<bool> hit(static_cast<std::size_t>(bins), false);
+      for (int j = 0; j < k; ++j)
+        hit[static_cast<std::size_t>(static_cast<long long>((tok * k + j) % experts) * bins / experts)] = true;
+      sum += static_cast<double>(std::count(hit.begin(), hit.end(), true));
+    }
+    return sum / tokens;
+  };
+  struct Shape {
+    int experts, k, bins;
+  };
+  // DeepSeek-V3 (4 experts a rank at EP 64, 32 a node), Qwen3-30B at EP 8, gpt-oss-120b at
+  // EP 64, runs that cross a bin edge (60 experts, 4 a token, 6 bins: 1.2), and runs long
+  // enough to wrap back into the bin they started in
+  for (Shape sh : {Shape{256, 8, 64}, Shape{256, 8, 8}, Shape{256, 8, 1}, Shape{128, 8, 8}, Shape{128, 4, 64},
+                   Shape{60, 4, 6}, Shape{12, 11, 3}, Shape{12, 10, 3}, Shape{8, 8, 2}, Shape{384, 8, 48}}) {
+    CAPTURE(sh.experts);
+    CAPTURE(sh.k);
+    CAPTURE(sh.bins);
+    m.experts = sh.experts;
+    m.top_k = sh.k;
+    const CostModel c(m, t, gpu);
+    CHECK(c.moe_distinct_bins(sh.bins) == doctest::Approx(brute(sh.experts, sh.k, sh.bins)).epsilon(1e-12));
+  }
+  m = preset("deepseek-v3");
+  const CostModel rr(m, t, gpu);
+  CHECK(rr.moe_distinct_bins(64) == doctest::Approx(2)); // two GPUs of one node
+  CHECK(rr.moe_distinct_bins(8) == doctest::Approx(1));
+  m.experts = 60, m.top_k = 4;
+  CHECK(CostModel(m, t, gpu).moe_distinct_bins(6) == doctest::Approx(1.2));
+  // the router groups do not apply (the gate returns its indices), nor does it without forced balance
+  m = preset("deepseek-v3");
+  TrainingSpec real = t;
+  real.moe_load_balance = "aux_loss";
+  const CostModel learned(m, real, gpu);
+  CHECK(learned.moe_distinct_bins(8) == doctest::Approx(3.63).epsilon(0.01)); // group-limited, random
+  // Megatron's forced balance is random logits: the same expected count as real routing
+  TrainingSpec meg = t;
+  meg.framework = Framework::megatron;
+  CHECK_FALSE(meg.traits().moe_round_robin);
+  CHECK(CostModel(m, meg, gpu).moe_distinct_bins(8) == doctest::Approx(learned.moe_distinct_bins(8)));
+  // the exchange a built step sends: one copy of each token per destination node, where the
+  // random router's tokens reach 3.63 nodes
+  m.layers = 4, m.dense_layers = 1, m.mtp_layers = 0;
+  TrainingSpec s = training(1, 1, 64, 64);
+  s.moe_dispatcher = "deepep", s.moe_load_balance = "force_balanced", s.framework = Framework::automodel;
+  const CostModel cm(m, s, gpu);
+  StepPlan plan = build_step(cm, 0, 8);
+  double rail = 0;
+  for (const auto& call : plan.workload.collectives())
+    if (call.op == CollOp::all_to_all && plan.workload.groups()[call.group].ranks.size() == 8 &&
+        plan.workload.groups()[call.group].ranks[1] - plan.workload.groups()[call.group].ranks[0] == 8)
+      rail = call.bytes;
+  CHECK(rail == doctest::Approx(cm.moe_tokens() * m.hidden * 2));
+  CHECK(rail == doctest::Approx(CostModel(m, meg, gpu).moe_dedup_bytes(8) / CostModel(m, meg, gpu).moe_distinct_bins(8)));
+}
+
 TEST_CASE("DeepEP sends a token once per NVLink domain over RDMA, then once per GPU over NVLink")
 {
   // distinct bins of top_k of E experts: k when every expert is its own bin, 1 for one bin

@@ -77,7 +77,7 @@ TEST_CASE("frontier validation set: median |error| <= 10 %, max <= 30 %, every c
   CHECK(errors.back() <= 0.30);
 }
 
-TEST_CASE("moe validation set: every case runs, median |error| <= 26 %, max <= 120 %, at most 3 OOM verdicts")
+TEST_CASE("moe validation set: every case runs, median |error| <= 25 %, max <= 120 %, at most 3 OOM verdicts")
 {
   auto r = run_cli("validate " + validation_path("moe.yaml") + " --json");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -85,13 +85,14 @@ TEST_CASE("moe validation set: every case runs, median |error| <= 26 %, max <= 1
   const auto& s = j["summary"];
   MESSAGE("median " << s["median_abs_error"] << ", max " << s["max_abs_error"] << ", misses " << s["misses"]);
   CHECK(s["count"].get<int>() == 29);
-  // measured 25.1 % and 118.5 % with 3 OOM verdicts (7 before Megatron's router probabilities
+  // measured 24.2 % and 118.5 % with 3 OOM verdicts (25.1 % before AutoModel's round-robin fake
+  // gate sent each token to the one or two expert ranks its consecutive experts are on; 7 OOM before Megatron's router probabilities
   // weighed the experts' activation instead of their outputs; 30.4 %, 198 %, 9 before expert gradients
   // reduced over their own group, the combined-1F1B partner rule of moe_a2a_overlap, DeepEP's per-destination sends, the all-to-all dispatcher's
   // regrouping, Megatron's in-place loss and AutoModel's TE modules; 53.0 %, 258 % before the
   // all-to-alls ran on the network); docs/calibration.md;
   // issue 17 asks for 15 %, 40 % and none: these bounds only guard what holds
-  CHECK(s["median_abs_error"].get<double>() <= 0.26);
+  CHECK(s["median_abs_error"].get<double>() <= 0.25);
   CHECK(s["max_abs_error"].get<double>() <= 1.20);
   CHECK(s["misses"].get<int>() <= 3);
   for (const auto& c : j["cases"]) {
