@@ -53,9 +53,9 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
     return true;
   };
   ExclusiveUse out;
-  out.calls.assign(plans.size(), false);
+  out.calls.reserve(plans.size());
   for (std::uint32_t call = 0; call < plans.size(); ++call)
-    out.calls[call] = call_user[call] >= 0 && exclusive(call_user[call]);
+    out.calls.push_back(call_user[call] >= 0 && exclusive(call_user[call]));
   for (const auto& [key, user] : p2p_user)
     out.transfers[key] = exclusive(user);
   return out;

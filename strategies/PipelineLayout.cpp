@@ -169,6 +169,8 @@ std::vector<VirtualStage> build(const ModelSpec& m, const TrainingSpec& t, std::
                  (t.loss_slot ? " + loss" : "") + ")");
     std::vector<int> per = split(slots, V);
     v.resize(static_cast<std::size_t>(V));
+    if (v.empty()) // pp and vpp are at least 1 (TrainingSpec); this keeps front() and back() defined
+      return bad("pp*vpp = " + std::to_string(V) + " leaves no stage to place the layers in");
     for (int g = 0; g < V; ++g)
       v[static_cast<std::size_t>(g)].layers = per[static_cast<std::size_t>(g)];
     v.front().embedding = true;

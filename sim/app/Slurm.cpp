@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <sys/stat.h>
@@ -24,6 +25,28 @@ namespace {
 
 constexpr int kDefaultShards = 100;
 constexpr int kMaxShards = 1000000;
+
+/// A string field of a manifest, or `fallback` where it is missing or not a string.
+std::string text_field(const Json& j, const char* key, const std::string& fallback)
+{
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? *it->get_ptr<const std::string*>() : fallback;
+}
+
+/// A whole-number field of a manifest (clamped to int), or `fallback` where it is missing or not one.
+int int_field(const Json& j, const char* key, int fallback)
+{
+  auto it = j.find(key);
+  if (it == j.end())
+    return fallback;
+  double v = fallback;
+  if (const auto* u = it->get_ptr<const Json::number_unsigned_t*>())
+    v = static_cast<double>(*u);
+  else if (const auto* i = it->get_ptr<const Json::number_integer_t*>())
+    v = static_cast<double>(*i);
+  return static_cast<int>(std::clamp(v, static_cast<double>(std::numeric_limits<int>::min()),
+                                     static_cast<double>(std::numeric_limits<int>::max())));
+}
 
 struct Process {
   bool started = false;
@@ -242,17 +265,17 @@ Plan make_plan(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions& 
       throw ConfigError(SourceLocation{manifest, 0, 0}, "not a manifest written by clustersim run --slurm",
                         "remove " + slurm_dir(p) + " or choose another --out");
   }
-  const int previous = p.manifest.is_object() ? p.manifest.value("shards", 0) : 0;
+  const int previous = p.manifest.is_object() ? int_field(p.manifest, "shards", 0) : 0;
   const int max_shards = static_cast<int>(std::min<std::size_t>(sweep.points, kMaxShards));
   if (o.array_size_given)
     p.shards = std::min(o.array_size, max_shards);
   else
     p.shards = previous > 0 ? previous : std::min(kDefaultShards, max_shards);
   if (p.manifest.is_object() &&
-      (p.manifest.value("content_hash", std::string()) != std::to_string(p.hash) || previous != p.shards))
+      (text_field(p.manifest, "content_hash", "") != std::to_string(p.hash) || previous != p.shards))
     throw ConfigError(command_line("--out"),
                       "'" + o.out + "' holds the shards of another submission (" +
-                          p.manifest.value("experiment", std::string("?")) + ", " + std::to_string(previous) +
+                          text_field(p.manifest, "experiment", "?") + ", " + std::to_string(previous) +
                           " shards)",
                       "the same, unchanged sweep and --array-size to resume, or another --out");
   for (int i = 0; i < p.shards; ++i)
