@@ -108,12 +108,12 @@ double CostModel::stage_params(int stage) const
 
 namespace {
 
-/// The largest parameter unit of a stage (what ZeRO-3 / FSDP gathers at once).
+/// The largest parameter unit of a stage (what ZeRO-3 / FSDP gathers at once): one
+/// transformer layer (the stage's layers are wrapped one unit each).
 double largest_unit(const CostModel& c, int stage)
 {
-  const double layers = c.layers_per_stage()[static_cast<std::size_t>(stage)];
-  return layers > 0 ? (c.stage_params(stage) - (c.holds_embedding(stage) ? c.model().embedding_params() / c.training().tp : 0)) / layers
-                    : c.stage_params(stage);
+  const double layers = c.layers_per_stage()[static_cast<std::size_t>(stage)] + c.mtp_modules(stage);
+  return layers > 0 ? c.stage_rank_params(stage, true).total() / layers : c.stage_params(stage);
 }
 
 } // namespace
@@ -259,6 +259,18 @@ MemoryBreakdown CostModel::memory(int stage) const
     // unsharded until the last micro-batch reduces it
     buckets = keep ? params * (e + (p > 1 && sh.keep_with_pipeline ? grad_bytes : 0.0)) : (unit + ahead) * e;
     buckets += unit * (e + grad_bytes);
+    // the root unit: what no layer's unit holds (embedding, final norm, output layer) is gathered
+    // as one unit by the root's pre-forward hook and resharded only after the last use of any of
+    // its parameters - the output layer at the end of forward, the embedding at the end of
+    // backward - so it stays gathered through both passes; the output layer's 16-bit gradient,
+    // produced first in backward, waits for the root's reduce-scatter at the end of it (torch
+    // FSDP2 fully_shard(model) over the per-block units, torchtitan parallelize_llama; FSDP1's
+    // root FlatParameter likewise). Per-tensor gathering (DeepSpeed) fetches each when used.
+    if (!keep && !sh.per_tensor) {
+      const double root = params - stage_rank_params(stage, true).total();
+      const double output = last && (!model_.tied_embeddings || !first) ? double(model_.vocab) * h / t : 0.0;
+      buckets += root * e + output * e;
+    }
   }
   // FP8 weight copies (the recipe's cached casts) of the linear layers
   if (const Fp8Recipe* r = training_.fp8())
@@ -271,10 +283,14 @@ MemoryBreakdown CostModel::memory(int stage) const
   if (model_.experts > 1 && training_.ep > 1)
     buckets += 2 * moe_dispatch_bytes() * training_.etp;
   m.buffers = logits_ws + buckets;
-  // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation
+  // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation of
+  // what is allocated and freed within the step (activations, buffers): the model states are
+  // allocated once and held (Megatron's contiguous parameter and gradient buffers, the
+  // optimizer's shards, FSDP's sharded parameters), so the caching allocator's free blocks
+  // between them do not grow
   const double runtime = 1.5 * 1024.0 * 1024.0 * 1024.0;
   double subtotal = m.weights + m.grads + m.optimizer + m.activations + m.buffers;
-  m.reserved = runtime + 0.05 * subtotal;
+  m.reserved = runtime + 0.05 * (m.activations + m.buffers);
   m.peak = subtotal + m.reserved;
   m.capacity = gpu_.hbm_bytes;
   m.fits = m.peak <= m.capacity;

@@ -192,6 +192,44 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   CHECK(gp.memory(0).activations > 3.9 * one.memory(0).activations);
 }
 
+TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gathered through the step, per-tensor ZeRO-3 "
+          "does not; fragmentation is reserved on what the step allocates and frees, not on the held model states")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = gpt(4, 1024, 8, 32000, 2048);
+  m.mlp = MlpKind::swiglu;
+  m.ffn_hidden = 2816;
+  m.bias = false;
+  m.tied_embeddings = false;
+  auto mem = [&](Framework f, int dp) {
+    TrainingSpec t;
+    t.frameworks = catalog().frameworks();
+    t.framework = f;
+    t.dp = dp;
+    t.zero = 3;
+    t.micro_batch = 1;
+    t.global_batch = dp;
+    t.flash_attention = true;
+    return CostModel(m, t, gpu).memory(0);
+  };
+  const double e = 2, unit = m.attention_params() + m.mlp_params(0);
+  const double output = double(m.vocab) * m.hidden;
+  const double root = m.embedding_params() + m.final_norm_params() + output;
+  // torchtitan (FSDP2, one unit per block, one block prefetched): the computing unit, the one
+  // prefetched and the computing unit's unsharded gradient (reduced in fp32), then the root unit
+  // and the output layer's 16-bit gradient; with dp 1 nothing is gathered
+  const double g = 4;
+  MemoryBreakdown fsdp = mem(Framework::torchtitan, 8), whole = mem(Framework::torchtitan, 1);
+  CHECK(fsdp.buffers - whole.buffers == doctest::Approx(2 * unit * e + unit * (e + g) + root * e + output * e));
+  // DeepSpeed gathers tensor by tensor as each is used, 5e7 parameters ahead: no root unit
+  MemoryBreakdown ds = mem(Framework::deepspeed, 8), ds1 = mem(Framework::deepspeed, 1);
+  CHECK(ds.buffers - ds1.buffers == doctest::Approx((unit + 5e7) * e + unit * (e + 4)));
+  // 1.5 GiB of runtime plus 5 % of activations and buffers, whatever the sharded states weigh
+  for (const MemoryBreakdown& b : {fsdp, whole, ds})
+    CHECK(b.reserved == doctest::Approx(1.5 * 1024 * 1024 * 1024 + 0.05 * (b.activations + b.buffers)));
+  CHECK(whole.weights > 7 * fsdp.weights);
+}
+
 TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash attention still keeps its 16-bit output")
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");

@@ -237,7 +237,7 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
        << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute) << "\n";
   text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
        << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
-       << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation)\n"
+       << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation of activations and buffers)\n"
        << "  peak         " << gb(b.peak) << " of " << gb(b.capacity) << " (pipeline stage " << b.stage << ") -> "
        << (b.fits ? "fits" : "OUT OF MEMORY, dominated by " + b.dominant) << "\n";
   std::cout << (mo.json ? j.dump(2) + "\n" : text.str());
