@@ -268,7 +268,8 @@ MemoryBreakdown CostModel::memory(int stage) const
     // root FlatParameter likewise). Per-tensor gathering (DeepSpeed) fetches each when used.
     if (!keep && !sh.per_tensor) {
       const double root = params - stage_rank_params(stage, true).total();
-      const double output = last && (!model_.tied_embeddings || !first) ? double(model_.vocab) * h / t : 0.0;
+      // (with tied embeddings the shared matrix's gradient, the output layer's share first)
+      const double output = last ? double(model_.vocab) * h / t : 0.0;
       buckets += root * e + output * e;
     }
   }

@@ -221,6 +221,12 @@ TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gather
   const double g = 4;
   MemoryBreakdown fsdp = mem(Framework::torchtitan, 8), whole = mem(Framework::torchtitan, 1);
   CHECK(fsdp.buffers - whole.buffers == doctest::Approx(2 * unit * e + unit * (e + g) + root * e + output * e));
+  // tied embeddings: one matrix in the root, whose gradient the output layer starts
+  m.tied_embeddings = true;
+  MemoryBreakdown tied = mem(Framework::torchtitan, 8), tied1 = mem(Framework::torchtitan, 1);
+  CHECK(tied.buffers - tied1.buffers ==
+        doctest::Approx(2 * unit * e + unit * (e + g) + (root - output) * e + output * e));
+  m.tied_embeddings = false;
   // DeepSpeed gathers tensor by tensor as each is used, 5e7 parameters ahead: no root unit
   MemoryBreakdown ds = mem(Framework::deepspeed, 8), ds1 = mem(Framework::deepspeed, 1);
   CHECK(ds.buffers - ds1.buffers == doctest::Approx((unit + 5e7) * e + unit * (e + 4)));
