@@ -303,7 +303,10 @@ std::vector<std::pair<std::string, std::string>> render(const PlotSpec& spec, co
   const std::string title = spec.title.empty() ? spec.kind : spec.title;
   std::string common = f.script.str() + (spec.log_y ? "set logscale y\nset yrange [*:*]\n" : "") + "set title " +
                        gp_quote(title) + "\nset xlabel " + gp_quote(f.xlabel) + "\nset ylabel " + gp_quote(f.ylabel) +
-                       "\nset grid ytics\n";
+                       "\nset grid ytics\n"
+                       // gnuplot cycles 8 colours: the ninth series (the breakdown's bubble / wait)
+                       // would take the first's (compute); idle time is grey
+                       "set linetype 9 lc rgb 'gray65'\nset linetype 10 lc rgb 'gray35'\n";
   std::string base = tmp + "/figure";
   std::ofstream gp(tmp + "/plot.gp");
   gp << "set terminal pngcairo noenhanced size 1000,620 font 'DejaVu Sans,11'\nset output " << gp_quote(base + ".png")
