@@ -197,6 +197,38 @@ double CostModel::layer_activation_bytes(bool moe) const
   return shared + sharded + core + permuted;
 }
 
+double CostModel::gathered_bytes(int stage, double params, double grad_bytes) const
+{
+  const double e = element_bytes();
+  const double t = training_.tp;
+  const int p = training_.pp;
+  const double h = model_.hidden;
+  const bool last = holds_loss(stage);
+  // gathered parameters: the unit computing and those prefetched, its unsharded gradient
+  const ShardedTraits& sh = training_.traits().sharded;
+  const double unit = largest_unit(*this, stage);
+  const double ahead = sh.per_tensor ? sh.prefetch_params : unit * sh.prefetch_units;
+  const bool keep = !sh.reshard_after_forward || (p > 1 && sh.keep_with_pipeline);
+  // kept over the step: every unsharded parameter of the stage and its gradient, accumulated
+  // unsharded until the last micro-batch reduces it
+  double bytes = keep ? params * (e + (p > 1 && sh.keep_with_pipeline ? grad_bytes : 0.0)) : (unit + ahead) * e;
+  bytes += unit * (e + grad_bytes);
+  // the root unit: what no layer's unit holds (embedding, final norm, output layer) is gathered
+  // as one unit by the root's pre-forward hook and resharded only after the last use of any of
+  // its parameters - the output layer at the end of forward, the embedding at the end of
+  // backward - so it stays gathered through both passes; the output layer's 16-bit gradient,
+  // produced first in backward, waits for the root's reduce-scatter at the end of it (torch
+  // FSDP2 fully_shard(model) over the per-block units, torchtitan parallelize_llama; FSDP1's
+  // root FlatParameter likewise). Per-tensor gathering (DeepSpeed) fetches each when used.
+  if (!keep && !sh.per_tensor) {
+    const double root = params - stage_rank_params(stage, true).total();
+    // (with tied embeddings the shared matrix's gradient, the output layer's share first)
+    const double output = last ? double(model_.vocab) * h / t : 0.0;
+    bytes += root * e + output * e;
+  }
+  return bytes;
+}
+
 MemoryBreakdown CostModel::memory(int stage) const
 {
   MemoryBreakdown m;
@@ -249,30 +281,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
                                              : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;
   double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, params * grad_bytes) : 0.0;
-  if (z >= 3 && dp > 1) {
-    // gathered parameters: the unit computing and those prefetched, its unsharded gradient
-    const ShardedTraits& sh = f.sharded;
-    const double unit = largest_unit(*this, stage);
-    const double ahead = sh.per_tensor ? sh.prefetch_params : unit * sh.prefetch_units;
-    const bool keep = !sh.reshard_after_forward || (p > 1 && sh.keep_with_pipeline);
-    // kept over the step: every unsharded parameter of the stage and its gradient, accumulated
-    // unsharded until the last micro-batch reduces it
-    buckets = keep ? params * (e + (p > 1 && sh.keep_with_pipeline ? grad_bytes : 0.0)) : (unit + ahead) * e;
-    buckets += unit * (e + grad_bytes);
-    // the root unit: what no layer's unit holds (embedding, final norm, output layer) is gathered
-    // as one unit by the root's pre-forward hook and resharded only after the last use of any of
-    // its parameters - the output layer at the end of forward, the embedding at the end of
-    // backward - so it stays gathered through both passes; the output layer's 16-bit gradient,
-    // produced first in backward, waits for the root's reduce-scatter at the end of it (torch
-    // FSDP2 fully_shard(model) over the per-block units, torchtitan parallelize_llama; FSDP1's
-    // root FlatParameter likewise). Per-tensor gathering (DeepSpeed) fetches each when used.
-    if (!keep && !sh.per_tensor) {
-      const double root = params - stage_rank_params(stage, true).total();
-      // (with tied embeddings the shared matrix's gradient, the output layer's share first)
-      const double output = last ? double(model_.vocab) * h / t : 0.0;
-      buckets += root * e + output * e;
-    }
-  }
+  if (z >= 3 && dp > 1)
+    buckets = gathered_bytes(stage, params, grad_bytes);
   // FP8 weight copies (the recipe's cached casts) of the linear layers
   if (const Fp8Recipe* r = training_.fp8())
   {

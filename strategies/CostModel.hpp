@@ -224,6 +224,9 @@ private:
   class BlockBuilder;
   void add_attention_core(BlockBuilder& k) const;
   double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
+  /// ZeRO-3 / FSDP: the bytes of gathered parameters and unsharded gradients a stage holds at
+  /// its peak (`params`: the stage's, before ZeRO; `grad_bytes`: per gradient element reduced).
+  double gathered_bytes(int stage, double params, double grad_bytes) const;
   ModelSpec model_;
   TrainingSpec training_;
   GpuSpec gpu_;
