@@ -106,18 +106,6 @@ double CostModel::stage_params(int stage) const
   return stage_rank_params(stage).total();
 }
 
-namespace {
-
-/// The largest parameter unit of a stage (what ZeRO-3 / FSDP gathers at once): one
-/// transformer layer (the stage's layers are wrapped one unit each).
-double largest_unit(const CostModel& c, int stage)
-{
-  const double layers = c.layers_per_stage()[static_cast<std::size_t>(stage)] + c.mtp_modules(stage);
-  return layers > 0 ? c.stage_rank_params(stage, true).total() / layers : c.stage_params(stage);
-}
-
-} // namespace
-
 double CostModel::layer_activation_bytes(bool moe) const
 {
   // Activations per layer per micro-batch (Korthikanti et al. 2022, generalised to GQA,
@@ -206,7 +194,10 @@ double CostModel::gathered_bytes(int stage, double params, double grad_bytes) co
   const bool last = holds_loss(stage);
   // gathered parameters: the unit computing and those prefetched, its unsharded gradient
   const ShardedTraits& sh = training_.traits().sharded;
-  const double unit = largest_unit(*this, stage);
+  // the largest unit gathered at once: one transformer layer (each layer is its own unit)
+  const double in_layers = stage_rank_params(stage, true).total();
+  const double layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
+  const double unit = layers > 0 ? in_layers / layers : params;
   const double ahead = sh.per_tensor ? sh.prefetch_params : unit * sh.prefetch_units;
   const bool keep = !sh.reshard_after_forward || (p > 1 && sh.keep_with_pipeline);
   // kept over the step: every unsharded parameter of the stage and its gradient, accumulated
@@ -221,7 +212,7 @@ double CostModel::gathered_bytes(int stage, double params, double grad_bytes) co
   // FSDP2 fully_shard(model) over the per-block units, torchtitan parallelize_llama; FSDP1's
   // root FlatParameter likewise). Per-tensor gathering (DeepSpeed) fetches each when used.
   if (!keep && !sh.per_tensor) {
-    const double root = params - stage_rank_params(stage, true).total();
+    const double root = params - in_layers;
     // (with tied embeddings the shared matrix's gradient, the output layer's share first)
     const double output = last ? double(model_.vocab) * h / t : 0.0;
     bytes += root * e + output * e;
