@@ -7,11 +7,21 @@
 
 namespace clustersim {
 
-double CostModel::attention_core_flops(double sequences) const
+double CostModel::attention_core_flops(double sequences, int layer) const
 {
-  // scores + context over the full s×s, every query head (MLA: its query/key and value widths)
+  // scores + context over the full s×s, every query head (MLA: its query/key and value widths);
+  // a sliding-window layer over its share of the pairs
   const double s = model_.seq_len;
-  return 2.0 * sequences * s * s * model_.heads * (model_.qk_head_dim() + model_.v_head_dim());
+  return 2.0 * sequences * s * s * model_.heads * (model_.qk_head_dim() + model_.v_head_dim()) *
+         model_.attended_share(layer);
+}
+
+double CostModel::attention_core_flops_all(double sequences, bool mtp) const
+{
+  double f = 0;
+  for (int l = 0; l < model_.layers + (mtp ? model_.mtp_layers : 0); ++l)
+    f += attention_core_flops(sequences, l);
+  return f;
 }
 
 double CostModel::layer_forward_flops(double sequences, int layer) const
@@ -38,7 +48,7 @@ double CostModel::layer_forward_flops(double sequences, int layer) const
   } else {
     mlp = 2.0 * tokens * h * model_.ffn_hidden * model_.mlp_matrices();
   }
-  return attn + attention_core_flops(sequences) + mlp;
+  return attn + attention_core_flops(sequences, layer) + mlp;
 }
 
 double CostModel::layers_forward_flops(double sequences) const
@@ -68,7 +78,7 @@ double CostModel::model_flops_per_step(bool causal) const
   const double b = training_.global_batch;
   double f = 3.0 * (layers_forward_flops(b) + logits_forward_flops(b) + mtp_forward_flops(b));
   if (causal) // the masked half of every attention matrix left out (Megatron-Bridge's count)
-    f -= 3.0 * 0.5 * attention_core_flops(b) * (model_.layers + model_.mtp_layers);
+    f -= 3.0 * 0.5 * attention_core_flops_all(b, true);
   return f;
 }
 
@@ -182,7 +192,7 @@ double CostModel::hardware_flops_per_step() const
     }
     extra = model_.layers * per_layer;
   } else if (training_.recompute == Recompute::selective) {
-    extra = model_.layers * attention_core_flops(b);
+    extra = attention_core_flops_all(b, false);
   }
   return model_flops_per_step() + extra;
 }

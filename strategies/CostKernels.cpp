@@ -169,7 +169,7 @@ private:
   const KernelSet& set_;
 };
 
-void CostModel::add_attention_core(BlockBuilder& k) const
+void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
 {
   BlockCost& b = k.block();
   const double t = training_.tp;
@@ -187,7 +187,8 @@ void CostModel::add_attention_core(BlockBuilder& k) const
   b.before_core_backward = b.backward;
   const double f0 = b.forward, b0 = b.backward;
   if (!training_.flash_attention) {
-    // unfused: the s x s scores materialized, in 16 bits whatever the recipe
+    // unfused: the s x s scores materialized, in 16 bits whatever the recipe (a sliding window is
+    // a mask on them: the same work)
     k.gemm("attention_scores", s_loc, s, d, mb * heads, false);
     const double elems = mb * heads * s_loc * s;
     OpCost soft{"scale_mask_softmax", "elementwise", to_string(compute_precision()), 0, 2 * elems * e, 0, 0, 0, 2};
@@ -208,9 +209,13 @@ void CostModel::add_attention_core(BlockBuilder& k) const
     k.gemm("attention_context", s_loc, dv, s, mb * heads, false);
   } else if (training_.cp == 1) {
     // Flash attention skips fully masked blocks: causal executes half of the query x key work;
-    // backward recomputes the scores: 2.5x the forward's FLOPs (FlashAttention-2's count)
-    const double executed = pair * mb * s_loc * s * 0.5;
-    AttentionRate r = attention_rate(d, true, s);
+    // backward recomputes the scores: 2.5x the forward's FLOPs (FlashAttention-2's count). A
+    // sliding window of w executes its share of the pairs; each query tile then meets about
+    // w / tile + 1 key tiles, as a causal kernel does on average at a sequence of ~2w, so it
+    // runs at the causal curve's rate there
+    const double share = windowed ? model_.window_share() : 1.0;
+    const double executed = pair * mb * s_loc * s * 0.5 * share;
+    AttentionRate r = attention_rate(d, true, windowed ? std::min(s, 2.0 * model_.sliding_window) : s);
     k.core("flash_attention", executed, executed / r.forward + k.gap(), 2.5 * executed / r.backward + k.gap(), 2);
   } else {
     // Ring attention with causal load balancing (Megatron/TE, torch context_parallel): each
@@ -245,7 +250,7 @@ void CostModel::add_attention_core(BlockBuilder& k) const
   b.core_backward = b.backward - b0;
 }
 
-BlockCost CostModel::attention_block() const
+BlockCost CostModel::attention_block(bool windowed) const
 {
   BlockCost b;
   const double t = training_.tp;
@@ -278,7 +283,7 @@ BlockCost CostModel::attention_block() const
     if (training_.flash_attention && model_.kv_heads < model_.heads)
       k.elementwise("gqa_expand", T * 2 * q / t);
   }
-  add_attention_core(k);
+  add_attention_core(k, windowed);
   const double v = static_cast<double>(model_.heads) * model_.v_head_dim();
   if (training_.flash_attention)
     k.elementwise("attention_output", T * v / t);

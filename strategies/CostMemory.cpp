@@ -92,13 +92,25 @@ int CostModel::moe_layers_on(int stage) const
   return n + (model_.experts > 1 ? mtp_modules(stage) : 0);
 }
 
+int CostModel::windowed_layers_on(int stage) const
+{
+  int n = 0;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
+    for (int l = 0; l < v.layers; ++l)
+      n += model_.windowed(v.first_layer + l) ? 1 : 0;
+  });
+  return n;
+}
+
 double CostModel::stage_layer_seconds(int stage) const
 {
   auto total = [](const BlockCost& b) { return b.forward + b.backward + b.recompute; };
-  const double attn = total(attention_block());
   const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
   const int moe = moe_layers_on(stage);
-  return layers * attn + (layers - moe) * total(mlp_block()) + (moe > 0 ? moe * total(moe_block()) : 0.0);
+  const int windowed = windowed_layers_on(stage);
+  const double attn = (layers - windowed) * total(attention_block()) +
+                      (windowed > 0 ? windowed * total(attention_block(true)) : 0.0);
+  return attn + (layers - moe) * total(mlp_block()) + (moe > 0 ? moe * total(moe_block()) : 0.0);
 }
 
 double CostModel::stage_params(int stage) const

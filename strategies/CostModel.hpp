@@ -104,8 +104,11 @@ public:
   double layer_forward_flops(double sequences, int layer) const;
   double layers_forward_flops(double sequences) const; ///< of every transformer layer
   double mtp_forward_flops(double sequences) const;    ///< of the MTP modules (0 without)
-  /// Forward FLOPs of the attention-core (scores + context) of one layer.
-  double attention_core_flops(double sequences) const;
+  /// Forward FLOPs of the attention-core (scores + context) of transformer layer `layer`
+  /// (its share of the pairs under a sliding window).
+  double attention_core_flops(double sequences, int layer) const;
+  /// The same summed over every transformer layer (and the MTP modules' with `mtp`).
+  double attention_core_flops_all(double sequences, bool mtp) const;
   double logits_forward_flops(double sequences) const;
   /// `causal`: without the masked half of the attention matrices (Megatron-Bridge's and
   /// DeepSeek's count); the reports use the full matrix (Narayanan et al.).
@@ -113,7 +116,8 @@ public:
   double hardware_flops_per_step() const;
 
   // --- time per micro-batch on one rank (TP/CP/EP shards applied) ---
-  BlockCost attention_block() const; ///< LN, QKV, attention, projection, dropout + residual
+  /// LN, QKV, attention, projection, dropout + residual; `windowed`: of a sliding-window layer
+  BlockCost attention_block(bool windowed = false) const;
   BlockCost mlp_block() const;       ///< LN, the dense MLP (ffn_hidden), dropout + residual
   /// A MoE layer's MLP half: LN, router, shared experts, permutation | the local experts'
   /// grouped GEMMs | unpermutation, residual.
@@ -191,6 +195,8 @@ public:
   int mtp_modules(int stage) const;
   /// MoE layers (MTP modules included) of pipeline rank `stage`.
   int moe_layers_on(int stage) const;
+  /// The sliding-window layers among them (MTP modules attend to the whole sequence).
+  int windowed_layers_on(int stage) const;
   /// Forward, backward and recompute seconds of the transformer layers (and MTP modules) of
   /// pipeline rank `stage` for one micro-batch, communication left out.
   double stage_layer_seconds(int stage) const;
@@ -222,7 +228,7 @@ public:
 
 private:
   class BlockBuilder;
-  void add_attention_core(BlockBuilder& k) const;
+  void add_attention_core(BlockBuilder& k, bool windowed) const;
   double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
   /// ZeRO-3 / FSDP: the bytes of gathered parameters and unsharded gradients a stage holds at
   /// its peak (`params`: the stage's, before ZeRO; `grad_bytes`: per gradient element reduced).

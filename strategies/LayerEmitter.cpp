@@ -66,6 +66,8 @@ LayerEmitter::LayerEmitter(StepContext& ctx, DataParallelStrategy& dp)
     : ctx_(ctx), cost_(ctx.cost()), t_(ctx.training()), w_(ctx.workload()), dp_(dp)
 {
   attn_ = cost_.attention_block();
+  if (cost_.model().window_share() < 1.0)
+    attn_window_ = cost_.attention_block(true);
   mlp_ = cost_.mlp_block();
   if (cost_.model().experts > 1)
     moe_ = cost_.moe_block();
@@ -339,7 +341,7 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
     return single(ctx_.compute(stage, logits_.forward, {Category::forward, "logits_forward", -1, mb}, cdeps));
   }
   Category cat = recompute ? Category::recompute : Category::forward;
-  PerPos a = block_forward(stage, attn_, true, u.layer, mb, deps, cat);
+  PerPos a = block_forward(stage, attention(u.layer), true, u.layer, mb, deps, cat);
   PerPos out = cost_.model().moe_layer(u.layer) ? moe_forward(stage, u.layer, mb, a, cat)
                                                 : block_forward(stage, mlp_, false, u.layer, mb, a, cat);
   if (u.name != "mtp" || recompute)
@@ -385,11 +387,12 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
     if (mlp.recompute > 0 && t_.recompute == Recompute::selective)
       d = single(ctx_.compute(stage, mlp.recompute, {Category::recompute, "mlp_recompute", u.layer, mb}, d));
     PerPos m = moe ? moe_backward(stage, u.layer, mb, d) : block_backward(stage, mlp_, false, u.layer, mb, d);
-    if (attn_.recompute > 0 && t_.recompute == Recompute::selective) {
-      auto rc = ctx_.compute(stage, attn_.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m);
+    const BlockCost& attn = attention(u.layer);
+    if (attn.recompute > 0 && t_.recompute == Recompute::selective) {
+      auto rc = ctx_.compute(stage, attn.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m);
       m = single(rc);
     }
-    after = block_backward(stage, attn_, true, u.layer, mb, m);
+    after = block_backward(stage, attn, true, u.layer, mb, m);
     // the weight gradients are final once the layer's last compute task has run
     const auto& ranks = ctx_.stage_ranks(stage);
     weights_done.resize(ranks.size());

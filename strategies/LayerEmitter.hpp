@@ -87,7 +87,9 @@ private:
   const TrainingSpec& t_;
   Workload& w_;
   DataParallelStrategy& dp_;
-  BlockCost attn_, mlp_, moe_, emb_, logits_;
+  BlockCost attn_, attn_window_, mlp_, moe_, emb_, logits_;
+  /// The attention half of transformer layer `layer`: a sliding-window layer's or a full one's.
+  const BlockCost& attention(int layer) const { return cost_.model().windowed(layer) ? attn_window_ : attn_; }
   std::vector<PerPos> pending_; ///< per stage
   bool a2a_partner_ = true;     ///< the current pass has a partner to overlap its EP exchanges with
 };

@@ -160,6 +160,18 @@ std::optional<LayoutViolation> cp_chunks(const TrainingSpec& t, const ModelSpec&
                 "cp such that seq_len / cp is even (load-balanced ring attention uses 2 chunks per rank)");
 }
 
+std::optional<LayoutViolation> cp_with_window(const TrainingSpec& t, const ModelSpec& m, long long)
+{
+  // Transformer Engine's ring exchange (Megatron's default cp_comm_type p2p) and torch's
+  // context_parallel take no sliding window; a windowed ring is not modelled
+  if (t.cp == 1 || m.window_share() >= 1.0)
+    return std::nullopt;
+  return broken("cp", "context parallelism with sliding-window attention",
+                "cp " + s(t.cp) + " with a sliding window of " + s(m.sliding_window) +
+                    " tokens: a windowed ring exchange is not modelled",
+                "cp: 1 for a model with sliding_window below seq_len");
+}
+
 std::optional<LayoutViolation> sp_without_tp(const TrainingSpec& t, const ModelSpec&, long long)
 {
   if (!t.sequence_parallel || t.tp > 1)
@@ -222,6 +234,7 @@ const std::vector<Rule>& rules()
                                    interleaved_micro_batches,
                                    layout_buildable,
                                    cp_chunks,
+                                   cp_with_window,
                                    sp_without_tp,
                                    ep_divides_experts,
                                    ep_divides_dp,

@@ -59,6 +59,20 @@ double ModelSpec::expert_params(int layer) const
   return moe_layer(layer) ? experts * mlp_of(*this, expert_ffn()) : 0.0;
 }
 
+double ModelSpec::attended_share(int layer) const
+{
+  return windowed(layer) ? window_share() : 1.0;
+}
+
+double ModelSpec::window_share() const
+{
+  if (sliding_window <= 0 || sliding_window >= seq_len)
+    return 1.0;
+  const double s = seq_len;
+  const double w = sliding_window;
+  return (w * s - w * (w - 1) / 2) / (s * (s + 1) / 2);
+}
+
 double ModelSpec::layer_params(int layer) const
 {
   return attention_params() + mlp_params(layer) + expert_params(layer);
@@ -204,6 +218,13 @@ const Section& model_section()
           K::integer("mtp_layers", 0, 0, 64, "multi-token-prediction modules trained with the model"),
           K::integer("head_dim", 0, 1, 1 << 16, "head dimension where heads * head_dim != hidden")
               .computed("hidden / heads"),
+          K::integer("sliding_window", 0, 0, 1 << 24,
+                     "sliding-window attention: keys a query of a windowed layer attends to, itself and the ones "
+                     "before it (Mistral 7B: 4096, gpt-oss: 128); 0: full attention in every layer")
+              .counts("tokens"),
+          K::integer("full_attention_every", 0, 0, 100000,
+                     "with sliding_window: every n-th layer (the n-th, 2n-th, ...) attends to the whole sequence, the "
+                     "others to the window (gpt-oss: 2, alternating); 0: every layer windowed"),
           K::number("published_params", 0, 0, 1e16, "the parameter count the authors quote (presets' tests)")
               .not_an_axis(),
           K::integer("published_digits", 0, 0, 20, "significant digits of published_params (0: exact)")
@@ -290,6 +311,8 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
   }
   int_field("mtp_layers", m.mtp_layers);
   int_field("head_dim", m.head_dim_override);
+  int_field("sliding_window", m.sliding_window);
+  int_field("full_attention_every", m.full_attention_every);
   if (map.has("published_params"))
     m.published_params = map.number("published_params");
   int_field("published_digits", m.published_digits);
@@ -437,6 +460,50 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   m.dense_layers = std::min(m.dense_layers, m.layers);
 }
 
+/// Sliding-window attention by its config.json names: `sliding_window` (Mistral, gpt-oss; Qwen2/3
+/// carry one but switch it off with use_sliding_window: false) and `layer_types` (gpt-oss:
+/// "sliding_attention" or "full_attention" per layer), whose full layers must be every n-th one.
+template <class Get> void read_hf_window(const Get& get, ModelSpec& m)
+{
+  const YamlNode* w = get({"sliding_window"});
+  const YamlNode* use = get({"use_sliding_window"});
+  if (!w || (use && !use->as_bool()))
+    return;
+  m.sliding_window = static_cast<int>(w->as_int(0, static_cast<long long>(model_section().at("sliding_window").max)));
+  const YamlNode* types = get({"layer_types"});
+  if (!types)
+    return; // every layer windowed (Mistral)
+  const std::string valid = "one of sliding_attention / full_attention per layer, full on every n-th layer";
+  if (!types->is_sequence())
+    types->fail("layer_types must be a list", valid);
+  const std::vector<YamlNode> items = types->items();
+  if (static_cast<int>(items.size()) != m.layers)
+    types->fail("layer_types has " + std::to_string(items.size()) + " entries for " + std::to_string(m.layers) +
+                    " layers",
+                valid);
+  std::vector<int> full;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string t = items[i].as_string();
+    if (t == "full_attention")
+      full.push_back(static_cast<int>(i));
+    else if (t != "sliding_attention")
+      items[i].fail("unknown layer type '" + t + "'", valid);
+  }
+  if (full.empty())
+    return;
+  if (static_cast<int>(full.size()) == m.layers) {
+    m.sliding_window = 0; // no layer windowed
+    return;
+  }
+  const int n = full.front() + 1;
+  for (int l = 0; l < m.layers; ++l)
+    if (((l + 1) % n == 0) != std::binary_search(full.begin(), full.end(), l))
+      items[static_cast<std::size_t>(l)].fail("layer_types: layer " + std::to_string(l) + " breaks the period of " +
+                                                  std::to_string(n) + " that the first full-attention layer sets",
+                                              valid);
+  m.full_attention_every = n;
+}
+
 } // namespace
 
 ModelSpec parse_hf_config(const YamlNode& root)
@@ -513,6 +580,7 @@ ModelSpec parse_hf_config(const YamlNode& root)
   else
     m.bias = !(m.norm == NormKind::rmsnorm);
   read_hf_moe(get, m);
+  read_hf_window(get, m);
   check_model(m, root);
   return m;
 }

@@ -50,6 +50,12 @@ struct ModelSpec {
   } mla_ranks;
   int mtp_layers = 0;           ///< multi-token-prediction modules trained with the model
   int head_dim_override = 0;    ///< head dimension where heads * head_dim != hidden (0: hidden / heads)
+  /// Sliding-window attention (Mistral, gpt-oss): a query of a windowed layer attends to at most
+  /// this many keys, itself and the ones before it; 0: every layer attends to the whole sequence
+  int sliding_window = 0;
+  /// With a window: every n-th layer (the n-th, 2n-th, ...) attends to the whole sequence, the
+  /// others to the window (gpt-oss: 2, alternating); 0: every layer is windowed
+  int full_attention_every = 0;
   double published_params = 0;  ///< the count the authors quote (presets), 0 if unknown
   int published_digits = 0;     ///< significant digits of that figure (0: exact)
 
@@ -66,6 +72,17 @@ struct ModelSpec {
   /// tokens to experts: every layer of a MoE model after the `dense_layers` leading ones.
   bool moe_layer(int layer) const { return experts > 1 && layer >= dense_layers; }
   int moe_layer_count() const { return experts > 1 ? layers - dense_layers : 0; }
+  /// Whether transformer layer `layer` attends through its sliding window (MTP modules and
+  /// windows of at least the sequence attend to all of it).
+  bool windowed(int layer) const
+  {
+    return sliding_window > 0 && sliding_window < seq_len && layer < layers &&
+           !(full_attention_every > 0 && (layer + 1) % full_attention_every == 0);
+  }
+  /// The query-key pairs of `layer`'s causal attention over those of full causal attention,
+  /// s (s + 1) / 2: a window of w leaves w s - w (w - 1) / 2 (1 for a full layer).
+  double attended_share(int layer) const;
+  double window_share() const; ///< that share for a windowed layer
 
   /// Parameters of the attention half of a layer: its norm, the Q/K/V (or MLA's down and up
   /// projections with their latent norms), the output projection, their biases.

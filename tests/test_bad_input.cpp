@@ -379,3 +379,13 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
   else
     ::setenv("CLUSTERSIM_DATA", saved.c_str(), 1);
 }
+
+TEST_CASE("a sliding window below zero is an error at its key, and context parallelism with one at cp")
+{
+  std::string f = experiment("sw.yaml", "{dp: 8}", "", "{platform: dgx-a100-80gb, gpus: 8}",
+                             "{preset: gpt3-125m, sliding_window: -1}");
+  expect_error("run " + f, f + ":2:44:", "-1 is out of range");
+  std::string g = experiment("swcp.yaml", "{cp: 2, dp: 4}", "", "{platform: dgx-a100-80gb, gpus: 8}",
+                             "{preset: gpt3-125m, sliding_window: 256}");
+  expect_error("run " + g, g + ":4:", "cp 2 with a sliding window of 256 tokens");
+}

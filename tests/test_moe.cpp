@@ -5,6 +5,7 @@
 #include "CollectiveEngine.hpp"
 #include "CostModel.hpp"
 #include "Layout.hpp"
+#include "LayoutRules.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
 
@@ -113,7 +114,7 @@ TEST_CASE("a MoE layer's FLOPs count top_k routed experts, the shared ones and t
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
   CostModel c(m, training(1, 1, 1, 1), gpu);
   const double T = m.seq_len, h = m.hidden;
-  const double attn = 2 * T * h * (3 * h) + 2 * T * h * h + c.attention_core_flops(1);
+  const double attn = 2 * T * h * (3 * h) + 2 * T * h * h + c.attention_core_flops(1, 0);
   CHECK(c.layer_forward_flops(1, 0) == doctest::Approx(attn + 2 * T * h * 4096 * 3).epsilon(1e-12));
   CHECK(c.layer_forward_flops(1, 1) ==
         doctest::Approx(attn + 2 * T * h * 1024 * 3 * (2 + 1) + 2 * T * h * 8).epsilon(1e-12));
@@ -597,4 +598,123 @@ TEST_CASE("recompute modules layernorm, shared_experts and moe free what they re
   t.framework = Framework::megatron;
   // under FP8 the linears keep their own FP8 inputs: recomputing the norms frees nothing more
   CHECK(bytes({"core_attn"}, Precision::fp8) == doctest::Approx(bytes({"core_attn", "layernorm"}, Precision::fp8)));
+}
+
+TEST_CASE("sliding-window attention: a windowed layer computes its share of the pairs, gpt-oss alternates it with "
+          "full layers, and context parallelism refuses it")
+{
+  ModelSpec m = preset("gpt-oss-20b");
+  REQUIRE(m.sliding_window == 128);
+  REQUIRE(m.full_attention_every == 2);
+  m.seq_len = 4096;
+  const double s = 4096, w = 128;
+  // layer 0 windowed, layer 1 full, ...; an MTP module (index layers) full
+  CHECK(m.windowed(0));
+  CHECK_FALSE(m.windowed(1));
+  CHECK(m.windowed(22));
+  CHECK_FALSE(m.windowed(23));
+  CHECK_FALSE(m.windowed(m.layers));
+  // the pairs a query of a windowed layer meets, over full causal attention's s (s + 1) / 2
+  const double share = (w * s - w * (w - 1) / 2) / (s * (s + 1) / 2);
+  CHECK(m.attended_share(0) == doctest::Approx(share).epsilon(1e-15));
+  CHECK(m.attended_share(1) == 1.0);
+
+  TrainingSpec t = training(1, 1, 8, 8);
+  t.moe_load_balance = "force_balanced";
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  CostModel c(m, t, gpu);
+  const double core = 2.0 * s * s * m.heads * (64 + 64); // scores + context per sequence, full s x s
+  CHECK(c.attention_core_flops(1, 0) == doctest::Approx(core * share).epsilon(1e-12));
+  CHECK(c.attention_core_flops(1, 1) == doctest::Approx(core).epsilon(1e-12));
+  ModelSpec full = m;
+  full.sliding_window = 0;
+  CostModel cf(full, t, gpu);
+  // 12 of the 24 layers windowed: the model FLOPs of a step lose 3 x 12 x (1 - share) x core per sequence
+  const double b = t.global_batch;
+  CHECK(cf.model_flops_per_step() - c.model_flops_per_step() ==
+        doctest::Approx(3.0 * 12 * (1 - share) * core * b).epsilon(1e-9));
+
+  // flash attention executes the windowed share, at the causal curve's rate at 2w
+  const BlockCost win = c.attention_block(true), all = c.attention_block();
+  auto core_op = [](const BlockCost& blk) {
+    for (const auto& o : blk.ops)
+      if (o.kind == "attention")
+        return o;
+    FAIL("no attention op");
+    return OpCost{};
+  };
+  CHECK(core_op(win).flops == doctest::Approx(core_op(all).flops * share).epsilon(1e-12));
+  const auto rate = c.attention_rate(64, true, 2 * w);
+  CHECK(core_op(win).forward == doctest::Approx(core_op(win).flops / rate.forward + gpu.launch_gap).epsilon(1e-12));
+  CHECK(win.forward < all.forward);
+  // the stage's seconds count 12 layers of each kind
+  const auto total = [](const BlockCost& blk) { return blk.forward + blk.backward + blk.recompute; };
+  CHECK(cf.stage_layer_seconds(0) - c.stage_layer_seconds(0) ==
+        doctest::Approx(12 * (total(all) - total(win))).epsilon(1e-9));
+
+  // the step: a windowed layer's forward is shorter than a full one's by the attention difference
+  StepPlan plan = build_step(c);
+  const Workload& wl = plan.workload;
+  double layer0 = 0, layer1 = 0;
+  for (TaskId id : wl.program(0, Stream::compute)) {
+    const Task& task = wl.task(id);
+    if (task.kind != TaskKind::compute || task.category != Category::forward)
+      continue;
+    layer0 += task.layer == 0 ? task.amount : 0.0;
+    layer1 += task.layer == 1 ? task.amount : 0.0;
+  }
+  CHECK(layer1 - layer0 == doctest::Approx(t.micro_batches() * (all.forward - win.forward)).epsilon(1e-9));
+
+  // context parallelism: refused with the reason
+  TrainingSpec tcp = training(1, 1, 4, 8);
+  tcp.cp = 2;
+  auto v = check_layout(tcp, m, 8);
+  REQUIRE(v);
+  CHECK(v->key == "cp");
+  CHECK(v->message.find("sliding window of 128 tokens") != std::string::npos);
+  m.sliding_window = 8192; // a window of the whole sequence is no window
+  CHECK_FALSE(check_layout(tcp, m, 8));
+}
+
+TEST_CASE("Hugging Face configs: sliding_window with layer_types (gpt-oss), without (Mistral), switched off (Qwen)")
+{
+  auto import = [](const std::string& extra) {
+    const std::string cfg = R"({"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 4,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+      "intermediate_size": 2880, "num_local_experts": 32, "num_experts_per_tok": 4, "hidden_act": "silu",
+      "rms_norm_eps": 1e-05, "max_position_embeddings": 4096)" +
+                            extra + "}";
+    return import_hf_config(clustersim::test::write_temp("config.json", cfg));
+  };
+  ModelSpec g = import(R"(, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention",
+      "sliding_attention", "full_attention"])");
+  CHECK(g.sliding_window == 128);
+  CHECK(g.full_attention_every == 2);
+  ModelSpec mistral = import(R"(, "sliding_window": 1024)");
+  CHECK(mistral.sliding_window == 1024);
+  CHECK(mistral.full_attention_every == 0);
+  CHECK(mistral.windowed(3));
+  CHECK(import(R"(, "sliding_window": 1024, "use_sliding_window": false)").sliding_window == 0);
+  CHECK(import(R"(, "sliding_window": null)").sliding_window == 0);
+  CHECK(import(R"(, "sliding_window": 128, "layer_types": ["full_attention", "full_attention", "full_attention",
+      "full_attention"])")
+            .sliding_window == 0);
+  // a pattern the two keys cannot say, a wrong length, an unknown type: one line each
+  auto bad = [&](const std::string& extra, const std::string& what) {
+    try {
+      import(extra);
+      FAIL("accepted " << extra);
+    } catch (const ConfigError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(what) != std::string::npos, e.what());
+      CHECK(std::string(e.what()).find("valid: one of sliding_attention / full_attention per layer") !=
+            std::string::npos);
+    }
+  };
+  bad(R"(, "sliding_window": 128, "layer_types": ["full_attention", "sliding_attention", "sliding_attention",
+      "full_attention"])",
+      "layer 1 breaks the period of 1 that the first full-attention layer sets");
+  bad(R"(, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"])", "2 entries for 4 layers");
+  bad(R"(, "sliding_window": 128, "layer_types": ["sliding_attention", "chunked_attention", "sliding_attention",
+      "full_attention"])",
+      "unknown layer type 'chunked_attention'");
 }

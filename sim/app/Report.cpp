@@ -141,6 +141,16 @@ std::string format_kernels(const ExperimentSpec& e)
     o << line;
   };
   rows("attention", c.attention_block());
+  if (c.model().window_share() < 1.0) {
+    const ModelSpec& m = c.model();
+    const int n = m.full_attention_every;
+    const char* th = n % 10 == 1 && n % 100 != 11 ? "st" : n % 10 == 2 && n % 100 != 12 ? "nd"
+                     : n % 10 == 3 && n % 100 != 13 ? "rd" : "th";
+    std::snprintf(line, sizeof line, "    a sliding-window layer of %d tokens (%s) instead:\n", m.sliding_window,
+                  n > 0 ? ("every layer but each " + std::to_string(n) + th).c_str() : "every layer");
+    o << line;
+    rows("window", c.attention_block(true));
+  }
   if (c.model().dense_layers > 0 || c.model().experts == 1)
     rows("mlp", c.mlp_block());
   if (c.model().experts > 1)
