@@ -460,9 +460,10 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   m.dense_layers = std::min(m.dense_layers, m.layers);
 }
 
-/// Sliding-window attention by its config.json names: `sliding_window` (Mistral, gpt-oss; Qwen2/3
-/// carry one but switch it off with use_sliding_window: false) and `layer_types` (gpt-oss:
-/// "sliding_attention" or "full_attention" per layer), whose full layers must be every n-th one.
+/// Sliding-window attention by its config.json names: `sliding_window` (Mistral, Gemma 2/3, gpt-oss;
+/// Qwen2/3 carry one but switch it off with use_sliding_window: false), `sliding_window_pattern`
+/// (Gemma 3) and `layer_types` (gpt-oss: "sliding_attention" or "full_attention" per layer), whose
+/// full layers must be every n-th one.
 template <class Get> void read_hf_window(const Get& get, ModelSpec& m)
 {
   const YamlNode* w = get({"sliding_window"});
@@ -471,8 +472,16 @@ template <class Get> void read_hf_window(const Get& get, ModelSpec& m)
     return;
   m.sliding_window = static_cast<int>(w->as_int(0, static_cast<long long>(model_section().at("sliding_window").max)));
   const YamlNode* types = get({"layer_types"});
-  if (!types)
-    return; // every layer windowed (Mistral)
+  if (!types) {
+    // Gemma 3: every sliding_window_pattern-th layer global (HF: is_sliding = (i + 1) % pattern);
+    // Gemma 2 alternates from a sliding layer 0 (is_sliding = not i % 2); else every layer (Mistral)
+    const auto most = static_cast<long long>(model_section().at("full_attention_every").max);
+    if (const YamlNode* p = get({"sliding_window_pattern"}))
+      m.full_attention_every = static_cast<int>(p->as_int(1, most));
+    else if (get({"model_type"}) && get({"model_type"})->as_string() == "gemma2")
+      m.full_attention_every = 2;
+    return;
+  }
   const std::string valid = "one of sliding_attention / full_attention per layer, full on every n-th layer";
   if (!types->is_sequence())
     types->fail("layer_types must be a list", valid);
@@ -559,10 +568,13 @@ ModelSpec parse_hf_config(const YamlNode& root)
     m.seq_len = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("seq_len").max)));
   else
     m.seq_len = 2048;
-  std::string act =
-      get({"hidden_act", "activation_function"}) ? get({"hidden_act", "activation_function"})->as_string() : "gelu";
+  std::string act = get({"hidden_act", "hidden_activation", "activation_function"})
+                        ? get({"hidden_act", "hidden_activation", "activation_function"})->as_string()
+                        : "gelu";
+  // Gemma's MLP is GeGLU: gate, up and down projections, the three matrices of a SwiGLU MLP
+  // (the same parameters and FLOPs; its tanh-GELU is one fused element-wise op like SiLU's)
   bool gated = act == "silu" || act == "swiglu" || type == "llama" || type == "mistral" || type == "qwen2" ||
-               type == "mixtral" || type == "qwen2_moe";
+               type == "mixtral" || type == "qwen2_moe" || type.rfind("gemma", 0) == 0;
   m.mlp = gated ? MlpKind::swiglu : MlpKind::gelu;
   m.norm = get({"rms_norm_eps"}) ? NormKind::rmsnorm : NormKind::layernorm;
   if (type == "gpt2" || type == "opt")

@@ -2,7 +2,8 @@
 /// A transformer, by its dimensions: what the cost model prices.
 ///
 /// Read from an inline YAML mapping, a preset (`strategies/models/NAME.yaml`) or a Hugging
-/// Face `config.json` (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, OPT, BLOOM field names).
+/// Face `config.json` (Llama, Mistral, Qwen2/3, Gemma 2/3, GPT-2, GPT-NeoX, OPT, BLOOM field names;
+/// the MoE ones of DeepSeek, Kimi K2, Qwen-MoE, Mixtral and gpt-oss).
 
 #include "Schema.hpp"
 #include "Yaml.hpp"

@@ -718,3 +718,29 @@ TEST_CASE("Hugging Face configs: sliding_window with layer_types (gpt-oss), with
       "full_attention"])",
       "unknown layer type 'chunked_attention'");
 }
+
+TEST_CASE("Hugging Face Gemma configs: GeGLU's three matrices, Gemma 2's alternating and Gemma 3's 1-in-6 global layers")
+{
+  // google/gemma-2-9b config.json (the fields the import reads); 9.24B parameters
+  const std::string g2 = R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336,
+    "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+    "vocab_size": 256000, "hidden_activation": "gelu_pytorch_tanh", "hidden_act": "gelu_pytorch_tanh",
+    "rms_norm_eps": 1e-06, "max_position_embeddings": 8192, "sliding_window": 4096, "tie_word_embeddings": true})";
+  const ModelSpec m = import_hf_config(clustersim::test::write_temp("config.json", g2));
+  CHECK(m.mlp == MlpKind::swiglu);
+  CHECK(m.total_params() == doctest::Approx(9.24e9).epsilon(0.005));
+  CHECK(m.sliding_window == 4096);
+  CHECK(m.full_attention_every == 2);
+  CHECK(m.windowed(0));
+  CHECK_FALSE(m.windowed(1));
+  // Gemma 3: sliding_window_pattern 6 - layers 5, 11, ... global
+  const std::string g3 = R"({"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+    "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+    "vocab_size": 262208, "hidden_activation": "gelu_pytorch_tanh", "rms_norm_eps": 1e-06,
+    "max_position_embeddings": 131072, "sliding_window": 1024, "sliding_window_pattern": 6})";
+  const ModelSpec m3 = import_hf_config(clustersim::test::write_temp("config.json", g3));
+  CHECK(m3.full_attention_every == 6);
+  CHECK(m3.windowed(4));
+  CHECK_FALSE(m3.windowed(5));
+  CHECK(m3.mlp == MlpKind::swiglu);
+}
