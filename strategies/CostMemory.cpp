@@ -82,24 +82,24 @@ RankParams CostModel::stage_rank_params(int stage, bool layers_only) const
   return p;
 }
 
-int CostModel::moe_layers_on(int stage) const
+int CostModel::layers_on(int stage, bool (ModelSpec::*is)(int) const) const
 {
   int n = 0;
   for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
     for (int l = 0; l < v.layers; ++l)
-      n += model_.moe_layer(v.first_layer + l) ? 1 : 0;
+      n += (model_.*is)(v.first_layer + l) ? 1 : 0;
   });
-  return n + (model_.experts > 1 ? mtp_modules(stage) : 0);
+  return n;
+}
+
+int CostModel::moe_layers_on(int stage) const
+{
+  return layers_on(stage, &ModelSpec::moe_layer) + (model_.experts > 1 ? mtp_modules(stage) : 0);
 }
 
 int CostModel::windowed_layers_on(int stage) const
 {
-  int n = 0;
-  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
-    for (int l = 0; l < v.layers; ++l)
-      n += model_.windowed(v.first_layer + l) ? 1 : 0;
-  });
-  return n;
+  return layers_on(stage, &ModelSpec::windowed);
 }
 
 double CostModel::stage_layer_seconds(int stage) const

@@ -229,6 +229,8 @@ public:
 private:
   class BlockBuilder;
   void add_attention_core(BlockBuilder& k, bool windowed) const;
+  /// The transformer layers of pipeline rank `stage` for which the model's predicate holds.
+  int layers_on(int stage, bool (ModelSpec::*is)(int) const) const;
   double tokens_local() const; ///< b·s / cp: tokens of one micro-batch on one rank
   /// ZeRO-3 / FSDP: the bytes of gathered parameters and unsharded gradients a stage holds at
   /// its peak (`params`: the stage's, before ZeRO; `grad_bytes`: per gradient element reduced).

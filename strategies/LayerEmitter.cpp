@@ -66,7 +66,7 @@ LayerEmitter::LayerEmitter(StepContext& ctx, DataParallelStrategy& dp)
     : ctx_(ctx), cost_(ctx.cost()), t_(ctx.training()), w_(ctx.workload()), dp_(dp)
 {
   attn_ = cost_.attention_block();
-  if (cost_.model().window_share() < 1.0)
+  if (cost_.model().has_window())
     attn_window_ = cost_.attention_block(true);
   mlp_ = cost_.mlp_block();
   if (cost_.model().experts > 1)

@@ -164,12 +164,12 @@ std::optional<LayoutViolation> cp_with_window(const TrainingSpec& t, const Model
 {
   // Transformer Engine's ring exchange (Megatron's default cp_comm_type p2p) and torch's
   // context_parallel take no sliding window; a windowed ring is not modelled
-  if (t.cp == 1 || m.window_share() >= 1.0)
+  if (t.cp == 1 || !m.has_window())
     return std::nullopt;
   return broken("cp", "context parallelism with sliding-window attention",
                 "cp " + s(t.cp) + " with a sliding window of " + s(m.sliding_window) +
                     " tokens: a windowed ring exchange is not modelled",
-                "cp: 1 for a model with sliding_window below seq_len");
+                "cp: 1 for a model with sliding-window layers");
 }
 
 std::optional<LayoutViolation> sp_without_tp(const TrainingSpec& t, const ModelSpec&, long long)

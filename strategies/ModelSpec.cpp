@@ -66,7 +66,7 @@ double ModelSpec::attended_share(int layer) const
 
 double ModelSpec::window_share() const
 {
-  if (sliding_window <= 0 || sliding_window >= seq_len)
+  if (!has_window())
     return 1.0;
   const double s = seq_len;
   const double w = sliding_window;
@@ -568,9 +568,8 @@ ModelSpec parse_hf_config(const YamlNode& root)
     m.seq_len = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("seq_len").max)));
   else
     m.seq_len = 2048;
-  std::string act = get({"hidden_act", "hidden_activation", "activation_function"})
-                        ? get({"hidden_act", "hidden_activation", "activation_function"})->as_string()
-                        : "gelu";
+  const YamlNode* act_node = get({"hidden_act", "hidden_activation", "activation_function"});
+  const std::string act = act_node ? act_node->as_string() : "gelu";
   // Gemma's MLP is GeGLU: gate, up and down projections, the three matrices of a SwiGLU MLP
   // (the same parameters and FLOPs; its tanh-GELU is one fused element-wise op like SiLU's)
   bool gated = act == "silu" || act == "swiglu" || type == "llama" || type == "mistral" || type == "qwen2" ||

@@ -73,12 +73,14 @@ struct ModelSpec {
   /// tokens to experts: every layer of a MoE model after the `dense_layers` leading ones.
   bool moe_layer(int layer) const { return experts > 1 && layer >= dense_layers; }
   int moe_layer_count() const { return experts > 1 ? layers - dense_layers : 0; }
-  /// Whether transformer layer `layer` attends through its sliding window (MTP modules and
-  /// windows of at least the sequence attend to all of it).
+  /// Whether some layer attends through a window shorter than the sequence (not with every
+  /// layer a full one, full_attention_every 1).
+  bool has_window() const { return sliding_window > 0 && sliding_window < seq_len && full_attention_every != 1; }
+  /// Whether transformer layer `layer` attends through its sliding window (MTP modules attend to
+  /// the whole sequence).
   bool windowed(int layer) const
   {
-    return sliding_window > 0 && sliding_window < seq_len && layer < layers &&
-           !(full_attention_every > 0 && (layer + 1) % full_attention_every == 0);
+    return has_window() && layer < layers && !(full_attention_every > 0 && (layer + 1) % full_attention_every == 0);
   }
   /// The query-key pairs of `layer`'s causal attention over those of full causal attention,
   /// s (s + 1) / 2: a window of w leaves w s - w (w - 1) / 2 (1 for a full layer).

@@ -672,7 +672,13 @@ TEST_CASE("sliding-window attention: a windowed layer computes its share of the 
   REQUIRE(v);
   CHECK(v->key == "cp");
   CHECK(v->message.find("sliding window of 128 tokens") != std::string::npos);
+  ModelSpec every = m;
+  every.full_attention_every = 1; // every layer a full one: no window anywhere
+  CHECK_FALSE(every.has_window());
+  CHECK_FALSE(every.windowed(0));
+  CHECK_FALSE(check_layout(tcp, every, 8));
   m.sliding_window = 8192; // a window of the whole sequence is no window
+  CHECK_FALSE(m.has_window());
   CHECK_FALSE(check_layout(tcp, m, 8));
 }
 

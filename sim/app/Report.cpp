@@ -141,7 +141,7 @@ std::string format_kernels(const ExperimentSpec& e)
     o << line;
   };
   rows("attention", c.attention_block());
-  if (c.model().window_share() < 1.0) {
+  if (c.model().has_window()) {
     const ModelSpec& m = c.model();
     const int n = m.full_attention_every;
     const char* th = n % 10 == 1 && n % 100 != 11 ? "st" : n % 10 == 2 && n % 100 != 12 ? "nd"
