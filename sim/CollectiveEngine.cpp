@@ -9,6 +9,14 @@
 
 namespace clustersim {
 
+bool ExecPlan::latency_bound() const
+{
+  double wire = 0;
+  for (const auto& ph : phases)
+    wire += ph.wire_time;
+  return valid && wire <= kLatencyBoundShare * predicted_s;
+}
+
 CollectiveEngine::CollectiveEngine(const ClusterGraph& cluster, const ProtocolTable& protocols)
     : cluster_(cluster), protocols_(protocols)
 {

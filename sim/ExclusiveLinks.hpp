@@ -2,7 +2,8 @@
 /// Which collective calls and transfers of a workload cannot be contended: every resource
 /// their flows cross is used by no other (group, stream) and no other transfer stream. On idle
 /// links their paced flows take exactly the predicted time, so the executor runs them as a
-/// delay of that time instead of flows (exact).
+/// delay of that time instead of flows (exact). Latency-bound calls (ExecPlan::latency_bound)
+/// run as delays too and load no resource here.
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"

@@ -28,6 +28,9 @@
 ///    of waking the other: the collective starts at the same instant and the other stream
 ///    stays sequential, minus two context switches. Typical: the compute stream runs the
 ///    tensor-parallel collectives it waits for.
+///
+/// One approximation: a latency-bound collective (ExecPlan::latency_bound, its bytes under
+/// 0.1 % of its time) runs as a delay of its predicted time even on shared links.
 
 #include "CollectiveEngine.hpp"
 #include "SimPlatform.hpp"

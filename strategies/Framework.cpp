@@ -118,6 +118,10 @@ const Section& fp8_recipe_section()
           K::number("weight_copy_bytes", 0, 0, 8, "FP8 weight copies held per parameter besides the 16-bit weights")
               .counts("bytes"),
           K::number("param_gather_bytes", 2, 1, 8, "bytes per parameter a parameter all-gather moves").counts("bytes"),
+          K::number("amax_forward", 0, 0, 16, "amaxes per FP8 linear reduced over the stage as a chunk's forward ends")
+              .counts("values"),
+          K::number("amax_backward", 0, 0, 16, "amaxes per FP8 linear reduced over the stage as its backward ends")
+              .counts("values"),
       }};
   return s;
 }
@@ -282,6 +286,8 @@ Fp8Recipe read_recipe(const std::string& name, const YamlNode& n)
   f.saved_bytes = r.number("saved_bytes");
   f.weight_copy_bytes = r.number("weight_copy_bytes");
   f.param_gather_bytes = r.number("param_gather_bytes");
+  f.amax_forward = r.number("amax_forward");
+  f.amax_backward = r.number("amax_backward");
   r.finish();
   return f;
 }

@@ -57,6 +57,11 @@ struct Fp8Recipe {
   double saved_bytes = 2;       ///< bytes per element of the input kept for backward
   double weight_copy_bytes = 0;  ///< FP8 weight copies held per parameter besides the 16-bit weights
   double param_gather_bytes = 2; ///< bytes per parameter a parameter all-gather moves
+  /// Delayed scaling's amax reduction: per FP8 linear, the amax values all-reduced (MAX, fp32)
+  /// over the stage's tensor-, context- and data-parallel ranks as each forward and each
+  /// backward pass of a model chunk ends, on the compute stream (0: the recipe reduces none).
+  double amax_forward = 0;
+  double amax_backward = 0;
 };
 
 /// Bytes per parameter of the model states a rank holds (before ZeRO sharding).

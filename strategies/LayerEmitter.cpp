@@ -403,6 +403,21 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
   return {std::move(after), std::move(weights_done)};
 }
 
+int LayerEmitter::fp8_linears(const ParamUnit& u) const
+{
+  auto count = [](const BlockCost& b) {
+    return static_cast<int>(std::count_if(b.ops.begin(), b.ops.end(), [](const OpCost& o) {
+      return o.kind == "gemm" && o.precision == "fp8";
+    }));
+  };
+  if (u.name == "embedding")
+    return 0;
+  if (u.name == "output")
+    return count(logits_);
+  const int n = count(attention(u.layer)) + count(cost_.model().moe_layer(u.layer) ? moe_ : mlp_);
+  return u.name == "mtp" ? n + count(logits_) : n;
+}
+
 PerPos LayerEmitter::take_pending(int stage)
 {
   PerPos p = std::move(pending_[static_cast<std::size_t>(stage)]);

@@ -31,6 +31,9 @@ public:
   };
   Backward backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps, bool last_mb);
 
+  /// The unit's linear layers that run in FP8 (their amaxes are what delayed scaling reduces).
+  int fp8_linears(const ParamUnit& u) const;
+
   /// Overlapped EP exchanges (moe_a2a_overlap) emitted since the last call, per position: the
   /// pipeline driver makes the end of a micro-batch's pass on the stage wait for them.
   PerPos take_pending(int stage);

@@ -92,6 +92,13 @@ const std::vector<std::uint32_t>& StepContext::groups(int stage, Dim a, Dim b)
   });
 }
 
+const std::vector<std::uint32_t>& StepContext::stage_group(int stage)
+{
+  return cached_groups(stage, 30, 0, [&](std::uint32_t r) {
+    return layout_.group(static_cast<int>(r), {Dim::tp, Dim::cp, Dim::dp});
+  });
+}
+
 const std::vector<std::uint32_t>& StepContext::expert_groups(int stage, Layout::ExpertDim d)
 {
   const TrainingSpec& t = training();
@@ -259,6 +266,8 @@ private:
   PerPos receive(int stage, int vstage, int mb, bool forward);
   void tied_embedding_reduction(std::vector<PerPos>& extra);
   PerPos join_pending(int stage, PerPos deps, const char* name);
+  /// FP8 delayed scaling: the chunk's amaxes all-reduced as its pass ends (after `deps`).
+  PerPos amax_reduction(int stage, const Slot& slot, const PipelineOp& op, PerPos deps);
 
   const CostModel& cost_;
   const TrainingSpec& t_;
@@ -369,7 +378,7 @@ void PipelineDriver::emit(int stage, const PipelineOp& op)
       int idx = slot.first_unit + k;
       deps = layers_->forward_unit(stage, units[static_cast<std::size_t>(idx)], idx, op.micro_batch, deps, false);
     }
-    deps = join_pending(stage, std::move(deps), "moe_a2a_wait");
+    deps = amax_reduction(stage, slot, op, join_pending(stage, std::move(deps), "moe_a2a_wait"));
     std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
       out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
@@ -384,7 +393,7 @@ void PipelineDriver::emit(int stage, const PipelineOp& op)
       if ((u.name == "embedding" || u.name == "output") && last)
         embed_grad_done_[static_cast<std::size_t>(stage)] = std::move(b.weights_done);
     }
-    deps = join_pending(stage, std::move(deps), "moe_a2a_wait");
+    deps = amax_reduction(stage, slot, op, join_pending(stage, std::move(deps), "moe_a2a_wait"));
     std::vector<TaskId> out(deps.size(), kNoTask);
     for (std::size_t i = 0; i < deps.size(); ++i)
       out[i] = deps[i].empty() ? kNoTask : *std::max_element(deps[i].begin(), deps[i].end());
@@ -403,6 +412,26 @@ PerPos PipelineDriver::join_pending(int stage, PerPos deps, const char* name)
     deps[i].insert(deps[i].end(), pend[i].begin(), pend[i].end());
   Workload::Label label{Category::other, name, -1, -1};
   return single(ctx_.compute(stage, 0.0, label, deps));
+}
+
+PerPos PipelineDriver::amax_reduction(int stage, const Slot& slot, const PipelineOp& op, PerPos deps)
+{
+  // TE DelayedScaling: one fp8_autocast region per model chunk; its amaxes are all-reduced over
+  // the stage's replicas when its forward ends and when its backward ends, and the compute
+  // stream waits for the reduction (the recipe's amax_forward / amax_backward)
+  const Fp8Recipe* r = t_.fp8();
+  const double per_linear = r ? (op.forward ? r->amax_forward : r->amax_backward) : 0.0;
+  if (per_linear <= 0)
+    return deps;
+  const auto& groups = ctx_.stage_group(stage);
+  int linears = 0;
+  for (int k = 0; k < slot.count; ++k)
+    linears += layers_->fp8_linears(ctx_.units(stage)[static_cast<std::size_t>(slot.first_unit + k)]);
+  if (groups.empty() || linears == 0)
+    return deps;
+  Workload::Label label{Category::dp_comm, "fp8_amax_all_reduce", -1, op.micro_batch};
+  return single(
+      ctx_.collective(stage, groups, CollOp::all_reduce, 4.0 * per_linear * linears, Stream::compute, label, deps));
 }
 
 void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)

@@ -83,6 +83,9 @@ public:
   int position(std::uint32_t rank) const { return position_[rank]; }
   /// Groups of a stage along `dims` (e.g. {tp}: the TP groups), as workload group ids.
   const std::vector<std::uint32_t>& groups(int stage, Dim a, Dim b = Dim::pp);
+  /// The group of every rank of a stage (its tensor-, context- and data-parallel ranks), as a
+  /// workload group id (none if the stage has one rank).
+  const std::vector<std::uint32_t>& stage_group(int stage);
   /// The expert-parallel (or expert-tensor-parallel, expert-data-parallel) groups of a stage
   /// (Layout::expert_group), as workload group ids.
   const std::vector<std::uint32_t>& expert_groups(int stage, Layout::ExpertDim d);

@@ -343,6 +343,7 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
   const Edit edits[] = {
       {"frameworks.yaml", "\n    moe_probs: activation", "\n    moe_probs: actvation", "did you mean 'activation'?"},
       {"frameworks.yaml", "\n    loss_fp32_copies: 1", "\n    loss_fp32_copies: -1", "-1"},
+      {"frameworks.yaml", "\n    amax_forward: 3", "\n    amax_forward: -3", "-3"},
       {"frameworks.yaml", "\n    balanced_routing: round_robin", "\n    balanced_routing: roundrobin",
        "did you mean 'round_robin'?"},
       {"gpus.yaml", "  sustained: 0.78", "  sustained: 7.8", "7.8"},

@@ -6,6 +6,7 @@
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
 
+#include <cmath>
 #include <sstream>
 #include <tuple>
 
@@ -262,4 +263,89 @@ TEST_CASE("event counts per rank follow the schedule")
   // the first stage also embeds, the last also computes the logits
   CHECK(w.program(0, Stream::compute).size() == static_cast<std::size_t>(m * (4 * l + 2) + 1));
   CHECK(w.program(0, Stream::pp_recv_fwd).empty());
+}
+
+TEST_CASE("FP8 delayed scaling: each chunk's amaxes are all-reduced over the stage's replicas after every pass, and "
+          "the compute stream waits for it")
+{
+  ExperimentSpec e = dp_experiment(16);
+  e.platform = catalog().platform("dgx-h100", {});
+  e.training.precision = Precision::fp8; // Megatron's recipe: TE delayed scaling
+  e.training.tp = 2;
+  e.training.pp = 2;
+  e.training.vpp = 2;
+  e.training.dp = 4;
+  e.training.schedule = Schedule::interleaved;
+  e.training.micro_batch = 1;
+  e.training.global_batch = 16; // 4 micro-batches per pipeline
+  const Fp8Recipe* recipe = e.training.fp8();
+  REQUIRE(recipe != nullptr);
+  CHECK(recipe->amax_forward == 3); // input, weight, output per FP8 linear
+  CHECK(recipe->amax_backward == 2); // output and input gradients
+  auto amax_calls = [](const Workload& w) {
+    std::vector<std::uint32_t> calls;
+    for (TaskId t = 0; t < w.tasks().size(); ++t)
+      if (w.task(t).kind == TaskKind::collective && w.names()[w.task(t).name] == "fp8_amax_all_reduce" &&
+          w.task(t).member == 0)
+        calls.push_back(w.task(t).target);
+    return calls;
+  };
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan plan = build_step(cost);
+  const Workload& w = plan.workload;
+  const auto calls = amax_calls(w);
+  // stages x chunks x micro-batches x (forward, backward), one group per stage
+  CHECK(calls.size() == 2u * 2 * 4 * 2);
+  // 24 layers in 4 chunks of 6; 4 FP8 linears per layer (QKV, projection, FC1, FC2; the
+  // vocabulary projection stays 16-bit); fp32 values
+  const double linears = 6 * 4;
+  int forward = 0;
+  for (std::uint32_t c : calls) {
+    const CollectiveCall& call = w.collectives()[c];
+    CHECK(call.op == CollOp::all_reduce);
+    CHECK(w.groups()[call.group].ranks.size() == 8u); // tp x dp of the stage
+    if (call.bytes == doctest::Approx(4 * 3 * linears))
+      ++forward;
+    else
+      CHECK(call.bytes == doctest::Approx(4 * 2 * linears));
+  }
+  CHECK(forward == 16);
+
+  // executed: latency-bound, a delay of its predicted time that the next compute task waits for
+  std::string out = run_isolated([&] {
+    ClusterGraph cg = ClusterGraph::build(e.platform, e.gpus);
+    SimPlatform sp(cg, e.platform.node.gpu.peak(Precision::bf16));
+    CollectiveEngine ce(cg, catalog().protocols());
+    ExecutionResult r = execute(w, sp, ce);
+    int checked = 0, waited = 0;
+    const auto& program = w.program(0, Stream::compute);
+    for (std::size_t i = 0; i + 1 < program.size(); ++i) {
+      const Task& t = w.task(program[i]);
+      if (t.kind != TaskKind::collective)
+        continue;
+      const ExecPlan& p = ce.plan(w, t.target);
+      checked += p.latency_bound() && std::fabs(r.end[program[i]] - r.start[program[i]] - p.predicted_s) < 1e-12;
+      waited += r.start[program[i + 1]] >= r.end[program[i]] - 1e-12;
+    }
+    return std::to_string(checked) + " " + std::to_string(waited);
+  });
+  CHECK(out == "16 16"); // rank 0 (stage 0): 2 chunks x 4 micro-batches x 2 passes
+
+  // no reduction: BF16, a recipe without amax history, one rank per stage
+  for (int variant = 0; variant < 3; ++variant) {
+    ExperimentSpec v = e;
+    if (variant == 0)
+      v.training.precision = Precision::bf16;
+    if (variant == 1)
+      v.training.fp8_recipe = "tensorwise";
+    if (variant == 2) {
+      v.gpus = 2;
+      v.training.tp = 1;
+      v.training.dp = 1;
+      v.training.global_batch = 4;
+    }
+    CAPTURE(variant);
+    CostModel c(v.model, v.training, v.platform.node.gpu);
+    CHECK(amax_calls(build_step(c).workload).empty());
+  }
 }

@@ -87,7 +87,8 @@ void plan_collectives(const Workload& w, CollectiveEngine& engine, const Experim
 }
 
 /// A folded step is exact only if every collective that crosses NVLink domains loads every
-/// domain alike: the first call run by an algorithm that does not (a tree across nodes), or "".
+/// domain alike: the first call run by an algorithm that does not (a tree across nodes; a
+/// latency-bound call loads nothing), or "".
 std::string asymmetric_call(const Workload& w, CollectiveEngine& engine, const ClusterGraph& cluster)
 {
   for (std::uint32_t call = 0; call < w.collectives().size(); ++call) {
@@ -98,7 +99,8 @@ std::string asymmetric_call(const Workload& w, CollectiveEngine& engine, const C
     if (!crosses)
       continue;
     const ExecPlan& plan = engine.plan(w, call);
-    if (!AlgorithmRegistry::instance().shared(plan.algorithm).node_symmetric())
+    // a latency-bound call runs as a delay, the same for every member: it loads no node
+    if (!plan.latency_bound() && !AlgorithmRegistry::instance().shared(plan.algorithm).node_symmetric())
       return plan.algorithm + " " + to_string(w.collectives()[call].op) + " over " + std::to_string(ranks.size()) +
              " ranks";
   }
