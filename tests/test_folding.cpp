@@ -84,6 +84,16 @@ TEST_CASE("folded equals full: TP 2 and TP 4 with ZeRO-1 on 256 H100, where data
   check_exact(experiment("dgx-h100", 256, "gpt3-2.7b", 4, 2, 1, true, 4));
 }
 
+TEST_CASE("folded equals full with FP8 amax reductions: latency-bound tree all-reduces across nodes keep folding")
+{
+  // delayed scaling all-reduces a few hundred bytes of amaxes over each stage's 64 ranks (8
+  // nodes) per chunk and pass; NCCL's tuner picks a tree, but a latency-bound call runs as a
+  // delay of its predicted time in both modes and loads no node more than another
+  ExperimentSpec e = experiment("dgx-h100", 256, "gpt3-6.7b", 8, 4, 1, true, 8);
+  e.training.precision = Precision::fp8;
+  check_exact(e);
+}
+
 TEST_CASE("a tree all-reduce across nodes is not node-symmetric: auto simulates every rank and says why")
 {
   // DDP's gradient all-reduce over 16 nodes runs as NCCL's double binary tree, whose interior
