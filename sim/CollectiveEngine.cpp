@@ -9,14 +9,6 @@
 
 namespace clustersim {
 
-bool ExecPlan::latency_bound() const
-{
-  double wire = 0;
-  for (const auto& ph : phases)
-    wire += ph.wire_time;
-  return valid && wire <= kLatencyBoundShare * predicted_s;
-}
-
 CollectiveEngine::CollectiveEngine(const ClusterGraph& cluster, const ProtocolTable& protocols)
     : cluster_(cluster), protocols_(protocols)
 {
@@ -77,6 +69,10 @@ ExecPlan CollectiveEngine::make_plan(CollOp op, const std::vector<std::uint32_t>
   }
   out.valid = true;
   out.predicted_s = predict(out, ranks);
+  double wire = 0;
+  for (const auto& ph : out.phases)
+    wire += ph.wire_time;
+  out.latency_bound = wire <= kLatencyBoundShare * out.predicted_s;
   return out;
 }
 

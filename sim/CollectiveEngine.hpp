@@ -48,8 +48,8 @@ struct ExecPlan {
   /// Latency-bound: its bytes take under kLatencyBoundShare of its time even on idle links
   /// (small-message calls such as FP8 amax reductions). Contention could stretch only that
   /// share, so the executor runs it as a delay of its predicted time, and its flows do not
-  /// count as link users for the other calls (ExclusiveLinks).
-  bool latency_bound() const;
+  /// count as link users for the other calls (ExclusiveLinks). Set with predicted_s.
+  bool latency_bound = false;
 };
 /// 0.1 %: a call is latency-bound when its wire time is below this share of its predicted time.
 constexpr double kLatencyBoundShare = 1e-3;

@@ -32,7 +32,7 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
       auto [it, inserted] = coll_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
       call_user[task.target] = it->second;
       const ExecPlan* plan = plans[task.target];
-      if (plan->latency_bound())
+      if (plan->latency_bound)
         continue; // runs as a delay; its bytes do not load the links (CollectiveEngine)
       if (!seen.emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
         continue;
@@ -57,7 +57,7 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
   ExclusiveUse out;
   out.calls.reserve(plans.size());
   for (std::uint32_t call = 0; call < plans.size(); ++call)
-    out.calls.push_back(call_user[call] >= 0 && (plans[call]->latency_bound() || exclusive(call_user[call])));
+    out.calls.push_back(call_user[call] >= 0 && (plans[call]->latency_bound || exclusive(call_user[call])));
   for (const auto& [key, user] : p2p_user)
     out.transfers[key] = exclusive(user);
   return out;

@@ -248,6 +248,7 @@ private:
     int vstage;
     int first_unit; ///< index into ctx.units(stage)
     int count;
+    int fp8_linears = 0; ///< linear layers of its units that run in FP8
   };
 
   int vstages() const { return t_.pp * t_.vpp; }
@@ -317,6 +318,8 @@ void PipelineDriver::plan_units()
         units.push_back({"output", -1, c, out});
       }
       slot.count = static_cast<int>(units.size()) - slot.first_unit;
+      for (int k = slot.first_unit; k < static_cast<int>(units.size()); ++k)
+        slot.fp8_linears += layers_->fp8_linears(units[static_cast<std::size_t>(k)]);
       slots_[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)] = slot;
     }
   }
@@ -424,14 +427,11 @@ PerPos PipelineDriver::amax_reduction(int stage, const Slot& slot, const Pipelin
   if (per_linear <= 0)
     return deps;
   const auto& groups = ctx_.stage_group(stage);
-  int linears = 0;
-  for (int k = 0; k < slot.count; ++k)
-    linears += layers_->fp8_linears(ctx_.units(stage)[static_cast<std::size_t>(slot.first_unit + k)]);
-  if (groups.empty() || linears == 0)
+  if (groups.empty() || slot.fp8_linears == 0)
     return deps;
   Workload::Label label{Category::dp_comm, "fp8_amax_all_reduce", -1, op.micro_batch};
-  return single(
-      ctx_.collective(stage, groups, CollOp::all_reduce, 4.0 * per_linear * linears, Stream::compute, label, deps));
+  return single(ctx_.collective(stage, groups, CollOp::all_reduce, 4.0 * per_linear * slot.fp8_linears,
+                                Stream::compute, label, deps));
 }
 
 void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)

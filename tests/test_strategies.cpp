@@ -324,7 +324,7 @@ TEST_CASE("FP8 delayed scaling: each chunk's amaxes are all-reduced over the sta
       if (t.kind != TaskKind::collective)
         continue;
       const ExecPlan& p = ce.plan(w, t.target);
-      checked += p.latency_bound() && std::fabs(r.end[program[i]] - r.start[program[i]] - p.predicted_s) < 1e-12;
+      checked += p.latency_bound && std::fabs(r.end[program[i]] - r.start[program[i]] - p.predicted_s) < 1e-12;
       waited += r.start[program[i + 1]] >= r.end[program[i]] - 1e-12;
     }
     return std::to_string(checked) + " " + std::to_string(waited);

@@ -100,7 +100,7 @@ std::string asymmetric_call(const Workload& w, CollectiveEngine& engine, const C
       continue;
     const ExecPlan& plan = engine.plan(w, call);
     // a latency-bound call runs as a delay, the same for every member: it loads no node
-    if (!plan.latency_bound() && !AlgorithmRegistry::instance().shared(plan.algorithm).node_symmetric())
+    if (!plan.latency_bound && !AlgorithmRegistry::instance().shared(plan.algorithm).node_symmetric())
       return plan.algorithm + " " + to_string(w.collectives()[call].op) + " over " + std::to_string(ranks.size()) +
              " ranks";
   }
