@@ -286,6 +286,16 @@ TEST_CASE("plan --fixed sets the framework and the pipeline split for every cand
   CHECK(bad.err.find("framework=jax: unknown framework 'jax'") != std::string::npos);
 }
 
+TEST_CASE("plan's text report to a pipe carries no progress lines")
+{
+  // progress is redrawn with carriage returns on a terminal; a log file gets the report alone
+  auto r = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.empty());
+  CHECK(r.out.find('\r') == std::string::npos);
+  CHECK(r.out.find("layouts enumerated") != std::string::npos);
+}
+
 TEST_CASE("plan --objective goodput ranks by days through failures, searching cluster sizes")
 {
   auto r = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 64 --objective goodput "

@@ -16,6 +16,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace clustersim {
 namespace {
 
@@ -294,7 +296,8 @@ int plan_command(const PlanOptions& o)
     return check({o.check}, o.only, o.top, o.jobs, o.json, catalog);
   }
   PlanRequest r = plan_request(o, catalog);
-  const bool tty = !o.json;
+  // progress on a terminal only: a log file or a pipe gets the report, not carriage returns
+  const bool tty = !o.json && ::isatty(2) != 0;
   PlanResult res = plan_layouts(r, catalog, [tty](const std::string& s) {
     if (tty) {
       std::fprintf(stderr, "\r%-78s", s.c_str());
