@@ -32,12 +32,14 @@ struct BenchRow {
   std::size_t events = 0; ///< simulated computations, flows and delays
   std::size_t flows = 0;
   std::string mode = "full";
+  std::string engine = "-"; ///< what ran a training step (event, simgrid, timeline)
 };
 
 nlohmann::ordered_json to_json(const BenchRow& r)
 {
   return {{"scenario", r.scenario},       {"what", r.what},     {"wall_s", r.wall_s}, {"peak_rss_mb", r.peak_rss_mb},
-          {"simulated_s", r.simulated_s}, {"events", r.events}, {"flows", r.flows},   {"mode", r.mode}};
+          {"simulated_s", r.simulated_s}, {"events", r.events}, {"flows", r.flows},   {"mode", r.mode},
+          {"engine", r.engine}};
 }
 
 /// Runs `fn` in a child so that its wall time and peak RSS are its own.
@@ -65,6 +67,7 @@ BenchRow measure(const std::string& name, const std::function<BenchRow()>& fn)
   r.events = j["events"];
   r.flows = j["flows"];
   r.mode = j["mode"];
+  r.engine = j["engine"];
   return r;
 }
 
@@ -97,13 +100,16 @@ BenchRow allreduce(const std::string& platform, int gpus, double bytes)
   return r;
 }
 
-/// One training step of an experiment given as YAML text; `full` simulates every rank.
-BenchRow training_step(const std::string& what, const std::string& yaml, bool full)
+/// One training step of an experiment given as YAML text; `full` simulates every rank; `engine`
+/// overrides the experiment's (empty: keep it).
+BenchRow training_step(const std::string& what, const std::string& yaml, bool full, const std::string& engine = "")
 {
   Catalog c = Catalog::open();
   ExperimentSpec e = parse_experiment(YamlNode::load_string(yaml, "bench"), c);
   if (full)
     e.mode = "full";
+  if (!engine.empty())
+    e.engine = engine;
   RunMetrics m = simulate(e, c);
   BenchRow r;
   char step[64];
@@ -113,6 +119,7 @@ BenchRow training_step(const std::string& what, const std::string& yaml, bool fu
   r.flows = m.stats.flows;
   r.events = m.stats.flows + m.stats.executions + m.stats.sleeps;
   r.mode = m.mode;
+  r.engine = m.engine;
   return r;
 }
 
@@ -129,6 +136,18 @@ std::string llama3(int gpus)
          "}\ntraining: {tp: 8, pp: 16, dp: " + std::to_string(gpus / 128) +
          ", pipeline_schedule: 1f1b, micro_batch: 1, global_batch: " + std::to_string(gpus / 8) +
          ", precision: bf16, sequence_parallel: true, flash_attention: true, recompute: selective}\n";
+}
+
+/// Llama-3 405B as Meta trained it (tp 8, pp 16 interleaved with vpp 7, ZeRO-1 with overlapped
+/// reductions and gathers, 16 micro-batches per replica) on a 2:1 oversubscribed fat-tree, where
+/// replicas contend and the step cannot be folded.
+std::string llama3_contended(int gpus)
+{
+  return "name: llama3-2to1\nmodel: llama3-405b\ncluster: {platform: dgx-h100-fattree-2to1, gpus: " +
+         std::to_string(gpus) + "}\ntraining: {tp: 8, pp: 16, vpp: 7, dp: " + std::to_string(gpus / 128) +
+         ", zero: 1, pipeline_schedule: interleaved, micro_batch: 1, global_batch: " + std::to_string(gpus / 8) +
+         ", precision: bf16, sequence_parallel: true, flash_attention: true, recompute: selective, "
+         "overlap: {grad_reduce: true, param_gather: true}}\n";
 }
 
 /// `clustersim plan` of a model on 1024 GPUs of a platform, the best 5 simulated.
@@ -188,6 +207,19 @@ std::vector<Scenario> scenarios()
                                         llama3(g), false);
                  }});
   }
+  // steps that cannot be folded: replicas contend on a 2:1 oversubscribed fat-tree (issue: the
+  // fabric what-if users ask first), on the event engine and on SimGrid's actors
+  for (int g : {2048, 4096, 16384}) {
+    const std::string what = "Llama-3 405B step, " + std::to_string(g) + " H100, 2:1 fat-tree, vpp 7, ZeRO-1";
+    s.push_back({"contended-" + std::to_string(g / 1024) + "k",
+                 [g, what] { return training_step(what, llama3_contended(g), false, "event"); }});
+  }
+  for (int g : {512, 2048, 4096}) {
+    const std::string what = "Llama-3 405B step, " + std::to_string(g) + " H100, 2:1 fat-tree, vpp 7, ZeRO-1";
+    const std::string n = g < 1024 ? std::to_string(g) : std::to_string(g / 1024) + "k";
+    s.push_back({"contended-" + n + "-simgrid",
+                 [g, what] { return training_step(what, llama3_contended(g), false, "simgrid"); }});
+  }
   return s;
 }
 
@@ -220,8 +252,8 @@ void add_bench_command(CLI::App& app, Action& action)
         rows.push_back(measure(s.name, s.run));
         if (!opt->json) {
           const BenchRow& r = rows.back();
-          std::printf("%-20s %9.3f s %9.1f MB %10zu events %9zu flows  %-6s %s\n", r.scenario.c_str(), r.wall_s,
-                      r.peak_rss_mb, r.events, r.flows, r.mode.c_str(), r.what.c_str());
+          std::printf("%-22s %9.3f s %9.1f MB %10zu events %9zu flows  %-6s %-8s %s\n", r.scenario.c_str(),
+                      r.wall_s, r.peak_rss_mb, r.events, r.flows, r.mode.c_str(), r.engine.c_str(), r.what.c_str());
           std::fflush(stdout);
         }
       }

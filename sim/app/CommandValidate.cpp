@@ -103,6 +103,7 @@ void add_validate_command(CLI::App& app, Action& action)
     int jobs = 0;
     std::string only;
     bool kernels = false;
+    std::string engine;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict published training runs from their configuration and "
@@ -113,10 +114,15 @@ void add_validate_command(CLI::App& app, Action& action)
   cmd->add_option("--jobs", opt->jobs, "simulations in parallel (default: all cores)");
   cmd->add_option("--case", opt->only, "print the full report (breakdown, memory) of one case");
   cmd->add_flag("--kernels", opt->kernels, "with --case: also the priced kernels of one layer");
+  cmd->add_option("--engine", opt->engine,
+                  "the engine that runs every case: event (default) or simgrid (SimGrid's actors, the reference)");
   cmd->callback([opt, &action] {
     action = [opt] {
       if (!opt->csv.empty())
         check_file(opt->csv, "--csv");
+      if (!opt->engine.empty() && opt->engine != "event" && opt->engine != "simgrid")
+        throw ConfigError(command_line("--engine"), unknown_name("engine", opt->engine, {"event", "simgrid"}),
+                          "event, simgrid");
       Catalog catalog = Catalog::open();
       std::vector<ValidationCase> cases;
       for (const auto& f : opt->files) {
@@ -126,6 +132,8 @@ void add_validate_command(CLI::App& app, Action& action)
             if (prev.id == c.id)
               throw ConfigError(SourceLocation{f, 0, 0}, "case id '" + c.id + "' also appears in " + prev.file,
                                 "ids unique across the files given");
+          if (!opt->engine.empty())
+            c.experiment.engine = opt->engine;
           cases.push_back(std::move(c));
         }
       }

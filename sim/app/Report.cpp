@@ -102,9 +102,8 @@ std::string format_report(const RunMetrics& m)
       format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
       format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
   o << buf;
-  std::snprintf(buf, sizeof buf, "\n  simulation: %s, %u of %d ranks (%s)\n", m.mode.c_str(), m.simulated_ranks, m.gpus,
-                m.mode_reason.c_str());
-  o << buf;
+  o << "\n  simulation: " << m.mode << ", " << m.simulated_ranks << " of " << m.gpus << " ranks, " << m.engine
+    << " engine (" << m.mode_reason << ")\n";
   return o.str();
 }
 

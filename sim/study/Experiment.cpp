@@ -69,7 +69,10 @@ const Section& simulation_section()
       "how the step is simulated",
       {K::choice("mode", "auto", {"auto", "folded", "full", "analytic"},
                  "auto: fold replicas where exact; folded: fold anyway (approximate where replicas contend); "
-                 "full: every rank; analytic: contention-free task graph")}};
+                 "full: every rank; analytic: contention-free task graph"),
+       K::choice("engine", "event", {"event", "simgrid"},
+                 "event: the event engine, exact max-min sharing solved incrementally (fast); simgrid: SimGrid's "
+                 "actors on the same links and routes, the reference it is tested against")}};
   return s;
 }
 
@@ -212,6 +215,7 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
   if (auto s = top.find("simulation")) {
     SectionReader sm(*s, simulation_section());
     e.mode = sm.choice("mode");
+    e.engine = sm.choice("engine");
     sm.finish();
   }
   if (auto b = top.find("budget")) {

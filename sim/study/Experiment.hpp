@@ -28,6 +28,9 @@ struct ExperimentSpec {
   /// they can (an approximation the report names); "full": every rank; "analytic": the
   /// contention-free evaluation of the task graph.
   std::string mode = "auto";
+  /// Which engine runs a folded or full step: "event" (the event engine with incremental
+  /// max-min sharing, EventEngine.hpp) or "simgrid" (SimGrid's actors, the reference).
+  std::string engine = "event";
   double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
   ReliabilitySpec reliability = default_reliability(); ///< failures and checkpoints (goodput)
   FaultSpec faults;                                    ///< what-ifs simulated in the step

@@ -1,5 +1,6 @@
 #include "Simulation.hpp"
 #include "Timeline.hpp"
+#include "EventEngine.hpp"
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
@@ -179,7 +180,7 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
 
 } // namespace
 
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace, ExecutionResult* result)
 {
   // fewer GPUs than a node: one node, the rest of its GPUs idle
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
@@ -211,15 +212,21 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
     }
   }
   ExecutionResult res;
+  const double speed = e.platform.node.gpu.peak(e.training.precision);
   if (mode.analytic) {
     res = evaluate_contention_free(plan.workload, collectives);
-  } else {
-    SimPlatform platform(cluster, e.platform.node.gpu.peak(e.training.precision));
+  } else if (e.engine == "simgrid") {
+    SimPlatform platform(cluster, speed);
     res = execute(plan.workload, platform, collectives);
+  } else {
+    res = execute_events(plan.workload, collectives, speed);
   }
   RunMetrics m = metrics_of(e, cost, plan, res, mode);
+  m.engine = mode.analytic ? "timeline" : e.engine;
   if (trace)
     *trace = chrome_trace(plan.workload, res, cluster, e.name);
+  if (result)
+    *result = std::move(res);
   return m;
 }
 
@@ -340,6 +347,7 @@ Json to_json(const RunMetrics& m)
                  {"dominant", mem.dominant},
                  {"stage", mem.stage}};
   j["simulation"] = {{"mode", m.mode},
+                     {"engine", m.engine},
                      {"reason", m.mode_reason},
                      {"simulated_ranks", m.simulated_ranks},
                      {"tasks", m.tasks},
@@ -450,6 +458,7 @@ RunMetrics metrics_from_json(const Json& j)
   m.stats.transfers = s.at("transfers");
   m.stats.exclusive_transfers = s.at("analytic_transfers");
   m.mode = s.at("mode");
+  m.engine = s.at("engine");
   m.mode_reason = s.at("reason");
   m.simulated_ranks = s.at("simulated_ranks");
   return m;

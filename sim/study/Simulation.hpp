@@ -56,13 +56,16 @@ struct RunMetrics {
   ExecutionStats stats;
   std::size_t tasks = 0;
   std::string mode;        ///< "folded" or "full"
+  std::string engine;      ///< what ran the step: "event", "simgrid", or "timeline" (analytic mode)
   std::string mode_reason; ///< why
   std::uint32_t simulated_ranks = 0;
 };
 
-/// Simulates in this process (creates the SimGrid engine: call once per process). With
-/// `trace`, also writes there a Chrome/Perfetto trace of the step.
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr);
+/// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it
+/// once per process). With `trace`, also writes there a Chrome/Perfetto trace of the step; with
+/// `result`, every task's times (for tests that compare engines).
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr,
+                    ExecutionResult* result = nullptr);
 /// Simulates in a forked child.
 RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog);
 /// Simulates the experiment and its scaling baseline (in a child) and fills scaling_efficiency.

@@ -1,0 +1,503 @@
+#include "EventEngine.hpp"
+
+#include "ExclusiveLinks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace clustersim {
+namespace {
+
+/// Task states.
+constexpr std::uint8_t kIdle = 0;
+constexpr std::uint8_t kArrived = 1; ///< running, or waiting at its rendezvous or barrier
+constexpr std::uint8_t kDone = 2;
+
+/// SimGrid's precision/timing: flows ending this close to an instant end at it.
+constexpr double kTimingPrecision = 1e-9;
+
+enum class EventKind : std::uint8_t {
+  task_end,     ///< a compute delay or a contention-free transfer ended: id = task
+  call_end,     ///< a collective's last latency (or its whole delay) ended: id = call
+  phase_end,    ///< a phase's latency ended: id = call
+  transfer_end, ///< a transfer's latency after its flow ended: id = the send task
+};
+
+struct Event {
+  double time;
+  std::uint64_t seq;
+  std::uint32_t id;
+  EventKind kind;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+/// Who a flow works for.
+struct FlowOwner {
+  enum Kind : std::uint8_t { call, transfer, compute } kind = call;
+  std::uint32_t id = 0; ///< call index, send task, or compute task
+};
+
+class EventRun {
+public:
+  EventRun(const Workload& w, CollectiveEngine& c, double speed, const ExecutionOptions& o)
+      : w_(w), c_(c), cg_(c.cluster()), speed_(speed), o_(o), net_(capacities(c.cluster(), w.ranks(), speed))
+  {
+    const auto n = w.tasks().size();
+    res_.ready.assign(n, -1);
+    res_.start.assign(n, -1);
+    res_.end.assign(n, -1);
+    state_.assign(n, kIdle);
+    waiters_.assign(n, 0);
+    calls_.resize(w.collectives().size());
+    std::vector<int> compute_stream(w.ranks(), -1);
+    for (TaskId t = 0; t < n; ++t) {
+      const Task& task = w.task(t);
+      if (task.kind == TaskKind::collective)
+        ++calls_[task.target].present;
+      if (task.kind == TaskKind::compute) {
+        int& s = compute_stream[task.rank];
+        if (s >= 0 && s != static_cast<int>(task.stream))
+          compute_as_delay_ = false;
+        s = static_cast<int>(task.stream);
+      }
+    }
+    streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
+    for (std::uint32_t r = 0; r < w.ranks(); ++r)
+      for (int s = 0; s < kStreamCount; ++s)
+        streams_[r * kStreamCount + static_cast<std::size_t>(s)].program = &w.program(r, static_cast<Stream>(s));
+  }
+
+  ExecutionResult go(EventEngineStats* stats)
+  {
+    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
+      calls_[call].plan = &c_.plan(w_, call);
+    if (o_.delay_when_exclusive) {
+      std::vector<const ExecPlan*> plans;
+      plans.reserve(calls_.size());
+      for (const auto& cr : calls_)
+        plans.push_back(cr.plan);
+      ExclusiveUse use = find_exclusive_use(w_, cg_, plans);
+      for (std::uint32_t call = 0; call < calls_.size(); ++call)
+        calls_[call].exclusive = use.calls[call];
+      p2p_exclusive_ = std::move(use.transfers);
+    }
+    for (std::uint32_t s = 0; s < streams_.size(); ++s)
+      if (!streams_[s].program->empty())
+        work_.push_back(s);
+    run();
+    std::vector<std::uint8_t> done(state_.size());
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      done[i] = state_[i] == kDone ? 1 : 0;
+    close_result(done, res_);
+    if (stats) {
+      stats->events = events_;
+      stats->instants = instants_;
+      stats->network = net_.stats();
+    }
+    return std::move(res_);
+  }
+
+private:
+  struct StreamRun {
+    const std::vector<TaskId>* program = nullptr;
+    std::uint32_t pos = 0;         ///< the task running or next to run
+    std::uint32_t next_waiter = 0; ///< 1 + the next stream waiting for the same task, 0: none
+    bool busy = false;             ///< its task at `pos` has started
+  };
+  struct CallRun {
+    const ExecPlan* plan = nullptr;
+    std::uint32_t present = 0; ///< simulated members
+    std::uint32_t arrived = 0;
+    std::uint32_t phase = 0;
+    std::uint32_t outstanding = 0; ///< flows of the current phase still moving
+    bool exclusive = false;
+    Stream stream = Stream::compute;
+  };
+
+  static std::vector<double> capacities(const ClusterGraph& cg, std::uint32_t ranks, double speed)
+  {
+    std::vector<double> cap;
+    cap.reserve(cg.resources().size() + ranks);
+    for (const Resource& r : cg.resources())
+      cap.push_back(r.bandwidth);
+    // one more per GPU: its compute, shared by the streams that compute on it
+    cap.insert(cap.end(), ranks, speed);
+    return cap;
+  }
+
+  static double wire(double bytes) { return std::ceil(std::max(0.0, bytes)); }
+
+  void run()
+  {
+    for (;;) {
+      drain();
+      net_.solve(now_);
+      const double te = heap_.empty() ? MaxMinNetwork::kUnbounded : heap_.front().time;
+      const double tf = net_.next_end();
+      const double t = std::min(te, tf);
+      if (t == MaxMinNetwork::kUnbounded)
+        break;
+      if (t != now_)
+        ++instants_;
+      // the clock moves as SimGrid's does (now += next - now), and an instant takes every flow
+      // ending within SimGrid's timing precision of it (precision/timing, 1e-9 s), so that both
+      // engines round alike
+      now_ += t - now_;
+      // everything at this instant before the next solve
+      for (bool more = true; more;) {
+        more = false;
+        while (!heap_.empty() && heap_.front().time <= now_) {
+          Event e = heap_.front();
+          std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+          heap_.pop_back();
+          handle(e);
+          more = true;
+        }
+        while (net_.next_end() < now_ + kTimingPrecision) {
+          flow_ended(net_.pop_end(now_));
+          more = true;
+        }
+        if (!work_.empty()) {
+          drain();
+          more = true;
+        }
+      }
+    }
+  }
+
+  void at(double time, EventKind kind, std::uint32_t id)
+  {
+    ++events_;
+    heap_.push_back({time, seq_++, id, kind});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+  }
+
+  void handle(const Event& e)
+  {
+    switch (e.kind) {
+    case EventKind::task_end: {
+      const Task& t = w_.task(e.id);
+      if (t.kind == TaskKind::send || t.kind == TaskKind::recv)
+        finish(t.target);
+      finish(e.id);
+      break;
+    }
+    case EventKind::call_end:
+      finish_call(e.id);
+      break;
+    case EventKind::phase_end:
+      next_phase(e.id);
+      break;
+    case EventKind::transfer_end:
+      finish(e.id);
+      finish(w_.task(e.id).target);
+      break;
+    }
+  }
+
+  // ---- streams ----
+
+  void drain()
+  {
+    while (!work_.empty()) {
+      const std::uint32_t s = work_.back();
+      work_.pop_back();
+      advance(s);
+    }
+  }
+
+  /// Starts stream `s`'s next task if it is ready, or puts the stream on its blocker's list.
+  void advance(std::uint32_t s)
+  {
+    StreamRun& st = streams_[s];
+    if (st.busy || st.pos == st.program->size())
+      return;
+    const TaskId id = (*st.program)[st.pos];
+    for (const TaskId* d = w_.deps_begin(id); d != w_.deps_end(id); ++d)
+      if (state_[*d] != kDone) {
+        st.next_waiter = waiters_[*d];
+        waiters_[*d] = s + 1;
+        return;
+      }
+    st.busy = true;
+    res_.ready[id] = now_;
+    const Task& t = w_.task(id);
+    switch (t.kind) {
+    case TaskKind::compute:
+      res_.start[id] = now_;
+      run_compute(id, t);
+      break;
+    case TaskKind::send:
+    case TaskKind::recv:
+      arrive_p2p(id, t);
+      break;
+    case TaskKind::collective:
+      arrive_collective(id, t);
+      break;
+    }
+  }
+
+  /// Marks `id` done now: its stream moves on, its waiters look again.
+  void finish(TaskId id)
+  {
+    res_.end[id] = now_;
+    state_[id] = kDone;
+    const Task& t = w_.task(id);
+    const std::uint32_t s = t.rank * kStreamCount + static_cast<std::uint32_t>(t.stream);
+    StreamRun& st = streams_[s];
+    st.busy = false;
+    ++st.pos;
+    work_.push_back(s);
+    for (std::uint32_t wt = std::exchange(waiters_[id], 0); wt != 0;) {
+      StreamRun& ws = streams_[wt - 1];
+      work_.push_back(wt - 1);
+      wt = std::exchange(ws.next_waiter, 0);
+    }
+  }
+
+  /// A pause of `seconds` from now that ends with event (kind, id), or at once.
+  void pause(double seconds, EventKind kind, std::uint32_t id, std::size_t sleepers)
+  {
+    if (seconds > 0) {
+      res_.stats.sleeps += sleepers;
+      at(now_ + seconds, kind, id);
+    } else {
+      handle({now_, 0, id, kind});
+    }
+  }
+
+  // ---- compute ----
+
+  void run_compute(TaskId id, const Task& t)
+  {
+    state_[id] = kArrived;
+    if (t.amount <= 0) {
+      finish(id);
+      return;
+    }
+    ++res_.stats.executions;
+    if (compute_as_delay_) {
+      at(now_ + t.amount, EventKind::task_end, id);
+      return;
+    }
+    route_.assign(1, static_cast<int>(cg_.resources().size() + t.rank));
+    start_flow(route_, t.amount * speed_, MaxMinNetwork::kUnbounded, {FlowOwner::compute, id});
+  }
+
+  // ---- transfers ----
+
+  void arrive_p2p(TaskId id, const Task& t)
+  {
+    state_[id] = kArrived;
+    const TaskId other = t.target;
+    if (state_[other] != kArrived || res_.start[other] >= 0)
+      return; // the partner has not arrived: it starts the transfer
+    res_.start[id] = now_;
+    res_.start[other] = now_;
+    const TaskId send_id = t.kind == TaskKind::send ? id : other;
+    const Task& send = w_.task(send_id);
+    const Task& recv = w_.task(send.target);
+    const P2P& p = p2p(send, recv);
+    ++res_.stats.transfers;
+    if (p.exclusive) {
+      ++res_.stats.exclusive_transfers;
+      pause(p.predicted, EventKind::task_end, send_id, 2);
+      return;
+    }
+    route_.clear();
+    cg_.route(static_cast<int>(send.rank), static_cast<int>(recv.rank), route_);
+    ++res_.stats.flows;
+    start_flow(route_, p.wire, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
+  }
+
+  /// What a transfer costs, computed once per (sender, receiver, stream, bytes): a pipeline
+  /// repeats a few shapes thousands of times.
+  struct P2P {
+    bool exclusive = false;
+    double predicted = 0; ///< s on idle links (the delay of an exclusive transfer)
+    double wire = 0;      ///< on-wire bytes of its flow
+    double extra = 0;     ///< s of latency after its flow
+  };
+  struct P2PKey {
+    std::uint64_t ends;
+    double bytes;
+    bool operator==(const P2PKey& o) const { return ends == o.ends && bytes == o.bytes; }
+  };
+  struct P2PKeyHash {
+    std::size_t operator()(const P2PKey& k) const
+    {
+      return std::hash<std::uint64_t>()(k.ends) ^ (std::hash<double>()(k.bytes) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+
+  const P2P& p2p(const Task& send, const Task& recv)
+  {
+    const P2PKey key{(static_cast<std::uint64_t>(send.rank) << 36) | (static_cast<std::uint64_t>(recv.rank) << 8) |
+                         static_cast<std::uint64_t>(send.stream),
+                     send.amount};
+    auto it = p2p_.find(key);
+    if (it != p2p_.end())
+      return it->second;
+    const int from = static_cast<int>(send.rank);
+    const int to = static_cast<int>(recv.rank);
+    P2P p;
+    auto ex = p2p_exclusive_.find(std::make_tuple(send.rank, recv.rank, static_cast<int>(send.stream)));
+    p.exclusive = ex != p2p_exclusive_.end() && ex->second;
+    if (p.exclusive) {
+      p.predicted = c_.p2p_predicted(from, to, send.amount);
+    } else {
+      p.wire = wire(c_.p2p_wire_bytes(from, to, send.amount));
+      p.extra = c_.p2p_extra_latency(from, to, send.amount);
+    }
+    return p2p_.emplace(key, p).first->second;
+  }
+
+  // ---- collectives ----
+
+  void arrive_collective(TaskId id, const Task& t)
+  {
+    state_[id] = kArrived;
+    CallRun& cr = calls_[t.target];
+    cr.stream = t.stream;
+    if (++cr.arrived < cr.present)
+      return;
+    cr.arrived = 0;
+    ++res_.stats.collectives;
+    for_members(t.target, [this](TaskId m) { res_.start[m] = now_; });
+    if (cr.exclusive) {
+      ++res_.stats.exclusive_collectives;
+      pause(cr.plan->predicted_s, EventKind::call_end, t.target, 1);
+      return;
+    }
+    cr.phase = 0;
+    start_phase(t.target);
+  }
+
+  /// Calls `fn` with the task of every simulated member of `call` (each is at that call now).
+  template <class Fn> void for_members(std::uint32_t call, Fn fn)
+  {
+    const auto& group = w_.groups()[w_.collectives()[call].group].ranks;
+    const auto s = static_cast<std::uint32_t>(calls_[call].stream);
+    for (std::uint32_t r : group)
+      if (w_.simulated(r)) {
+        const StreamRun& st = streams_[r * kStreamCount + s];
+        fn((*st.program)[st.pos]);
+      }
+  }
+
+  void start_phase(std::uint32_t call)
+  {
+    CallRun& cr = calls_[call];
+    const ExecPlan& plan = *cr.plan;
+    if (cr.phase == plan.phases.size()) {
+      pause(plan.base_latency, EventKind::call_end, call, cr.present);
+      return;
+    }
+    const ExecPhase& ph = plan.phases[cr.phase];
+    const auto& group = w_.groups()[w_.collectives()[call].group].ranks;
+    cr.outstanding = 0;
+    for (const PlannedFlow& f : ph.flows) {
+      const std::uint32_t a = group[f.src];
+      const std::uint32_t b = group[f.dst];
+      if (!w_.simulated(a) && !w_.simulated(b))
+        continue; // mirrors one that is simulated
+      route_.clear();
+      cg_.route(static_cast<int>(a), static_cast<int>(b), route_);
+      ++cr.outstanding;
+      ++res_.stats.flows;
+      start_flow(route_, wire(f.bytes), ph.wire_time > 0 ? f.bytes / ph.wire_time : MaxMinNetwork::kUnbounded,
+                 {FlowOwner::call, call});
+    }
+    if (cr.outstanding == 0)
+      phase_done(call);
+  }
+
+  void phase_done(std::uint32_t call)
+  {
+    CallRun& cr = calls_[call];
+    pause(cr.plan->phases[cr.phase].extra_latency, EventKind::phase_end, call, cr.present);
+  }
+
+  void next_phase(std::uint32_t call)
+  {
+    ++calls_[call].phase;
+    start_phase(call);
+  }
+
+  void finish_call(std::uint32_t call)
+  {
+    members_.clear();
+    for_members(call, [this](TaskId m) { members_.push_back(m); });
+    for (TaskId m : members_)
+      finish(m);
+  }
+
+  // ---- flows ----
+
+  void start_flow(const std::vector<int>& route, double amount, double bound, FlowOwner owner)
+  {
+    const MaxMinNetwork::FlowId f = net_.start(now_, route, amount, bound);
+    if (owners_.size() <= f)
+      owners_.resize(f + 1);
+    owners_[f] = owner;
+  }
+
+  void flow_ended(MaxMinNetwork::FlowId f)
+  {
+    const FlowOwner o = owners_[f];
+    switch (o.kind) {
+    case FlowOwner::call:
+      if (--calls_[o.id].outstanding == 0)
+        phase_done(o.id);
+      break;
+    case FlowOwner::transfer: {
+      const Task& send = w_.task(o.id);
+      pause(p2p(send, w_.task(send.target)).extra, EventKind::transfer_end, o.id, 2);
+      break;
+    }
+    case FlowOwner::compute:
+      finish(o.id);
+      break;
+    }
+  }
+
+  const Workload& w_;
+  CollectiveEngine& c_;
+  const ClusterGraph& cg_;
+  double speed_;
+  ExecutionOptions o_;
+  MaxMinNetwork net_;
+  ExecutionResult res_;
+  std::vector<std::uint8_t> state_;
+  std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first stream waiting for it
+  std::vector<StreamRun> streams_;
+  std::vector<CallRun> calls_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
+  std::unordered_map<P2PKey, P2P, P2PKeyHash> p2p_;
+  std::vector<FlowOwner> owners_;
+  std::vector<Event> heap_;
+  std::vector<std::uint32_t> work_;
+  std::vector<int> route_;
+  std::vector<TaskId> members_;
+  std::uint64_t seq_ = 0;
+  double now_ = 0;
+  std::size_t events_ = 0;
+  std::size_t instants_ = 0;
+  bool compute_as_delay_ = true;
+};
+
+} // namespace
+
+ExecutionResult execute_events(const Workload& w, CollectiveEngine& collectives, double host_speed,
+                               const ExecutionOptions& options, EventEngineStats* stats)
+{
+  EventRun run(w, collectives, host_speed, options);
+  return run.go(stats);
+}
+
+} // namespace clustersim

@@ -1,0 +1,408 @@
+// The event engine against closed-form max-min sharing and against SimGrid's actors (the
+// reference): the same step, every task ending at the same instant.
+#include "EventEngine.hpp"
+#include "Experiment.hpp"
+#include "Isolated.hpp"
+#include "MaxMinNetwork.hpp"
+#include "Random.hpp"
+#include "Simulation.hpp"
+#include "TestUtil.hpp"
+#include "Yaml.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <sstream>
+
+using namespace clustersim;
+using clustersim::test::catalog;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Rates of every live flow of `net` after a solve at `now`.
+void solve(MaxMinNetwork& net, double now = 0) { net.solve(now); }
+
+/// Max-min fair rates by the textbook progressive filling, one bottleneck at a time: the
+/// reference the incremental solver is held to.
+std::vector<double> reference_maxmin(const std::vector<double>& cap, const std::vector<std::vector<int>>& routes,
+                                     const std::vector<double>& bounds)
+{
+  const std::size_t n = routes.size();
+  std::vector<double> rate(n, -1);
+  std::vector<double> left = cap;
+  std::size_t fixed = 0;
+  while (fixed < n) {
+    double share = kInf;
+    int bottleneck = -1;
+    for (std::size_t r = 0; r < cap.size(); ++r) {
+      int users = 0;
+      for (std::size_t f = 0; f < n; ++f)
+        if (rate[f] < 0 && std::find(routes[f].begin(), routes[f].end(), static_cast<int>(r)) != routes[f].end())
+          ++users;
+      if (users > 0 && std::max(0.0, left[r]) / users < share) {
+        share = std::max(0.0, left[r]) / users;
+        bottleneck = static_cast<int>(r);
+      }
+    }
+    double least_bound = kInf;
+    for (std::size_t f = 0; f < n; ++f)
+      if (rate[f] < 0)
+        least_bound = std::min(least_bound, bounds[f]);
+    for (std::size_t f = 0; f < n; ++f) {
+      if (rate[f] >= 0)
+        continue;
+      const bool on = bottleneck >= 0 && std::find(routes[f].begin(), routes[f].end(), bottleneck) != routes[f].end();
+      double v = -1;
+      if (least_bound <= share && bounds[f] == least_bound)
+        v = least_bound;
+      else if (least_bound > share && on)
+        v = share;
+      if (v < 0)
+        continue;
+      rate[f] = v;
+      ++fixed;
+      for (int r : routes[f])
+        left[static_cast<std::size_t>(r)] -= v;
+    }
+  }
+  return rate;
+}
+
+} // namespace
+
+TEST_CASE("max-min: two flows on one link share it equally, and one's end speeds up the other")
+{
+  MaxMinNetwork net({10.0});
+  auto a = net.start(0, {0}, 10);
+  auto b = net.start(0, {0}, 30);
+  solve(net);
+  CHECK(net.rate(a) == doctest::Approx(5));
+  CHECK(net.rate(b) == doctest::Approx(5));
+  // a ends at 10 / 5 = 2 s; b has 20 left and then runs alone at 10: ends at 4 s
+  CHECK(net.next_end() == doctest::Approx(2));
+  CHECK(net.pop_end(2) == a);
+  solve(net, 2);
+  CHECK(net.rate(b) == doctest::Approx(10));
+  CHECK(net.next_end() == doctest::Approx(4));
+  CHECK(net.pop_end(4) == b);
+  CHECK(net.active() == 0);
+  CHECK(net.load(0) == 0);
+}
+
+TEST_CASE("max-min: the parking lot gives the long flow the same share as each short one")
+{
+  // three links of capacity 1 in a row; one flow crosses all three, one flow per link
+  MaxMinNetwork net({1.0, 1.0, 1.0});
+  auto long_flow = net.start(0, {0, 1, 2}, 1);
+  std::vector<MaxMinNetwork::FlowId> shorts;
+  for (int r = 0; r < 3; ++r)
+    shorts.push_back(net.start(0, {r}, 1));
+  solve(net);
+  CHECK(net.rate(long_flow) == doctest::Approx(0.5));
+  for (auto f : shorts)
+    CHECK(net.rate(f) == doctest::Approx(0.5));
+  // unequal capacities: the long flow is held at the narrow link, the others take the rest
+  MaxMinNetwork lot({1.0, 3.0});
+  auto l = lot.start(0, {0, 1}, 1);
+  auto s0 = lot.start(0, {0}, 1);
+  auto s1 = lot.start(0, {1}, 1);
+  solve(lot);
+  CHECK(lot.rate(l) == doctest::Approx(0.5));
+  CHECK(lot.rate(s0) == doctest::Approx(0.5));
+  CHECK(lot.rate(s1) == doctest::Approx(2.5));
+}
+
+TEST_CASE("max-min: bounded flows keep their bound and leave the rest to the others")
+{
+  MaxMinNetwork net({10.0});
+  auto paced = net.start(0, {0}, 1, 2.0);
+  auto free1 = net.start(0, {0}, 1);
+  auto free2 = net.start(0, {0}, 1);
+  solve(net);
+  CHECK(net.rate(paced) == doctest::Approx(2));
+  CHECK(net.rate(free1) == doctest::Approx(4));
+  CHECK(net.rate(free2) == doctest::Approx(4));
+  // a bound above the fair share is not reached
+  MaxMinNetwork two({10.0});
+  auto hi = two.start(0, {0}, 1, 7.0);
+  auto lo = two.start(0, {0}, 1);
+  solve(two);
+  CHECK(two.rate(hi) == doctest::Approx(5));
+  CHECK(two.rate(lo) == doctest::Approx(5));
+  // a flow never outruns its narrowest resource, bound or not
+  MaxMinNetwork path({10.0, 4.0});
+  auto f = path.start(0, {0, 1}, 8);
+  solve(path);
+  CHECK(path.rate(f) == doctest::Approx(4));
+  CHECK(path.next_end() == doctest::Approx(2));
+  CHECK(path.stats().fast_starts == 1);
+}
+
+TEST_CASE("max-min: flows that fit start at their bound without a solve, and one fills a resource exactly")
+{
+  MaxMinNetwork net({10.0});
+  auto a = net.start(0, {0}, 1, 4.0);
+  auto b = net.start(0, {0}, 1, 6.0); // fills the link exactly
+  solve(net);
+  CHECK(net.rate(a) == 4);
+  CHECK(net.rate(b) == 6);
+  CHECK(net.stats().fast_starts == 2);
+  CHECK(net.stats().solves == 0);
+  // a third, unbounded flow on the full link: the fair share 10/3 is below both bounds
+  auto c = net.start(0, {0}, 1);
+  solve(net);
+  CHECK(net.stats().solves == 1);
+  for (auto f : {a, b, c})
+    CHECK(net.rate(f) == doctest::Approx(10.0 / 3));
+  // paced flows whose bounds sum to the capacity up to rounding still fit
+  MaxMinNetwork ring({1e11});
+  const double bytes = 123456789.0;
+  const double wire_time = 8 * bytes / 1e11;
+  for (int i = 0; i < 8; ++i)
+    ring.start(0, {0}, bytes, bytes / wire_time);
+  solve(ring);
+  CHECK(ring.stats().fast_starts == 8);
+  CHECK(ring.next_end() == doctest::Approx(wire_time).epsilon(1e-12));
+}
+
+TEST_CASE("max-min: a border resource that binds joins the component")
+{
+  // Z (6) carries g alone: g runs at 6. Y (10) carries g and f. X (5) carries f and h.
+  // Initially f and h share X at 2.5 each; Y has 4 to spare. When h ends, X frees 2.5 for f,
+  // the component is X and f, Y is its border with 10 - 6 = 4 left: f at min(5, 4) = 4 would
+  // be held by Y while g gets 6 there, so Y joins and f and g share it: 5 each.
+  MaxMinNetwork net({6.0, 10.0, 5.0}); // Z, Y, X
+  auto g = net.start(0, {0, 1}, 100);
+  auto f = net.start(0, {1, 2}, 100);
+  auto h = net.start(0, {2}, 2.5);
+  solve(net);
+  CHECK(net.rate(g) == doctest::Approx(6));
+  CHECK(net.rate(f) == doctest::Approx(2.5));
+  CHECK(net.rate(h) == doctest::Approx(2.5));
+  CHECK(net.next_end() == doctest::Approx(1));
+  CHECK(net.pop_end(1) == h);
+  solve(net, 1);
+  CHECK(net.rate(f) == doctest::Approx(5));
+  CHECK(net.rate(g) == doctest::Approx(5));
+  CHECK(reference_maxmin({6, 10, 5}, {{0, 1}, {1, 2}}, {kInf, kInf}) == std::vector<double>{5, 5});
+}
+
+TEST_CASE("max-min: random starts and ends always give the textbook allocation")
+{
+  // random fabrics of 12 resources, flows of 1-4 hops, some paced; after every solve the
+  // incremental rates equal progressive filling from scratch
+  std::mt19937_64 gen(7);
+  struct {
+    std::mt19937_64& g;
+    std::uint64_t below(std::uint64_t n) { return g() % n; }
+  } rng{gen};
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<double> cap;
+    for (int r = 0; r < 12; ++r)
+      cap.push_back(1 + static_cast<double>(rng.below(8)));
+    MaxMinNetwork net(cap);
+    std::vector<MaxMinNetwork::FlowId> live;
+    std::vector<std::vector<int>> routes;
+    std::vector<double> bounds;
+    double now = 0;
+    for (int step = 0; step < 30; ++step) {
+      const int starts = static_cast<int>(rng.below(4));
+      for (int k = 0; k < starts; ++k) {
+        std::vector<int> route;
+        const int hops = 1 + static_cast<int>(rng.below(4));
+        while (static_cast<int>(route.size()) < hops) {
+          int r = static_cast<int>(rng.below(12));
+          if (std::find(route.begin(), route.end(), r) == route.end())
+            route.push_back(r);
+        }
+        double bound = rng.below(3) == 0 ? 0.25 + static_cast<double>(rng.below(12)) / 4 : kInf;
+        live.push_back(net.start(now, route, 1 + static_cast<double>(rng.below(20)), bound));
+        double narrow = bound;
+        for (int r : route)
+          narrow = std::min(narrow, cap[static_cast<std::size_t>(r)]);
+        routes.push_back(route);
+        bounds.push_back(narrow);
+      }
+      net.solve(now);
+      std::vector<double> want = reference_maxmin(cap, routes, bounds);
+      for (std::size_t i = 0; i < live.size(); ++i)
+        REQUIRE(net.rate(live[i]) == doctest::Approx(want[i]).epsilon(1e-9));
+      // the next flow to end leaves
+      const double t = net.next_end();
+      if (t == kInf)
+        continue;
+      now = t;
+      const auto ended = net.pop_end(now);
+      const auto at = static_cast<std::size_t>(std::find(live.begin(), live.end(), ended) - live.begin());
+      REQUIRE(at < live.size());
+      live.erase(live.begin() + static_cast<long>(at));
+      routes.erase(routes.begin() + static_cast<long>(at));
+      bounds.erase(bounds.begin() + static_cast<long>(at));
+    }
+  }
+}
+
+namespace {
+
+ExperimentSpec experiment(const std::string& yaml)
+{
+  return parse_experiment(YamlNode::load_string(yaml, "test.yaml"), catalog());
+}
+
+struct Comparison {
+  double simgrid_step = 0;
+  double event_step = 0;
+  double worst_end = 0; ///< s, the largest difference of a task's end between the engines
+  std::size_t tasks = 0;
+  std::size_t flows = 0;
+  std::string mode;
+};
+
+/// Runs `e` on both engines in one child (SimGrid allows one engine per process; the event
+/// engine uses none) and compares every task's end.
+Comparison compare_engines(ExperimentSpec e)
+{
+  std::string out = run_isolated([&] {
+    e.engine = "simgrid";
+    ExecutionResult ref;
+    RunMetrics a = simulate(e, catalog(), nullptr, &ref);
+    e.engine = "event";
+    ExecutionResult ev;
+    RunMetrics b = simulate(e, catalog(), nullptr, &ev);
+    double worst = ref.end.size() == ev.end.size() ? 0 : kInf;
+    for (std::size_t i = 0; i < ref.end.size() && i < ev.end.size(); ++i)
+      worst = std::max(worst, std::fabs(ref.end[i] - ev.end[i]));
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%.17g %.17g %.17g %zu %zu %s", a.step_time_s, b.step_time_s, worst,
+                  ref.end.size(), a.stats.flows, a.mode.c_str());
+    return std::string(buf);
+  });
+  Comparison c;
+  std::istringstream in(out);
+  in >> c.simgrid_step >> c.event_step >> c.worst_end >> c.tasks >> c.flows >> c.mode;
+  REQUIRE(in);
+  MESSAGE("simgrid " << c.simgrid_step << " s, event " << c.event_step << " s, worst task end "
+                     << c.worst_end << " s over " << c.tasks << " tasks, " << c.flows << " flows, " << c.mode);
+  return c;
+}
+
+void check_same(const Comparison& c)
+{
+  CHECK(c.event_step == doctest::Approx(c.simgrid_step).epsilon(1e-9));
+  CHECK(c.worst_end <= 1e-8);
+}
+
+} // namespace
+
+TEST_CASE("engines agree: Llama-3 405B on the 2:1 fat-tree, 512 GPUs, tp 8 pp 16 vpp 7, ZeRO-1 with overlap")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: llama3-2to1
+model: llama3-405b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 512}
+training: {tp: 8, pp: 16, vpp: 7, dp: 4, zero: 1, pipeline_schedule: interleaved, micro_batch: 1, global_batch: 64,
+           precision: bf16, sequence_parallel: true, flash_attention: true, recompute: selective,
+           overlap: {grad_reduce: true, param_gather: true}}
+)"));
+  CHECK(c.mode == "full");
+  CHECK(c.flows > 10000);
+  check_same(c);
+}
+
+TEST_CASE("engines agree: a 64-GPU MoE whose all-to-all crosses 2:1 leaves")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: moe-2to1
+model: mixtral-8x7b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 64}
+training: {tp: 1, pp: 1, dp: 64, ep: 8, zero: 1, micro_batch: 1, global_batch: 64, precision: bf16,
+           flash_attention: true, recompute: full}
+)"));
+  CHECK(c.flows > 1000);
+  check_same(c);
+}
+
+TEST_CASE("engines agree: ZeRO-3 on the 2:1 fat-tree, where gathers and copies share the GPU")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: zero3-2to1
+model: gpt3-1.3b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 64}
+training: {zero: 3, micro_batch: 1, global_batch: 64, precision: bf16, flash_attention: true}
+)"));
+  CHECK(c.mode == "full");
+  check_same(c);
+}
+
+TEST_CASE("engines agree: a tree all-reduce across nodes")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: tree
+model: gpt3-2.7b
+cluster: {platform: dgx-h100, gpus: 64}
+training: {tp: 2, pp: 2, zero: 0, micro_batch: 1, global_batch: 64, precision: bf16, sequence_parallel: true,
+           flash_attention: true, recompute: selective}
+)"));
+  CHECK(c.mode == "full");
+  check_same(c);
+}
+
+TEST_CASE("engines agree: stragglers and a degraded cable")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: faults
+model: gpt3-6.7b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 128}
+training: {tp: 4, pp: 2, zero: 1, micro_batch: 1, global_batch: 128, precision: bf16, sequence_parallel: true,
+           flash_attention: true, recompute: selective, overlap: {grad_reduce: true}}
+faults:
+  seed: 3
+  stragglers: [{fraction: 0.05, factor: 1.4}]
+  links: [{link: leaf0-spine0, factor: 0.25}]
+)"));
+  CHECK(c.mode == "full");
+  check_same(c);
+}
+
+TEST_CASE("engines agree: a folded step")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: folded
+model: gpt3-6.7b
+cluster: {platform: dgx-h100, gpus: 256}
+training: {tp: 8, pp: 4, micro_batch: 1, global_batch: 64, precision: bf16, flash_attention: true,
+           recompute: selective}
+)"));
+  CHECK(c.mode == "folded");
+  check_same(c);
+}
+
+TEST_CASE("the report names the engine that ran, and simgrid stays selectable")
+{
+  ExperimentSpec e = experiment(R"(
+name: small
+model: gpt3-1.3b
+cluster: {platform: dgx-h100, gpus: 16}
+training: {tp: 2, pp: 2, micro_batch: 1, global_batch: 16, precision: bf16}
+simulation: {engine: simgrid}
+)");
+  CHECK(e.engine == "simgrid");
+  RunMetrics m = simulate_isolated(e, catalog());
+  CHECK(m.engine == "simgrid");
+  e.engine = "event";
+  CHECK(simulate_isolated(e, catalog()).engine == "event");
+  e.mode = "analytic";
+  CHECK(simulate_isolated(e, catalog()).engine == "timeline");
+  CHECK(experiment("name: d\nmodel: gpt3-1.3b\ncluster: {platform: dgx-h100, gpus: 8}\ntraining: {tp: 8, "
+                   "global_batch: 8}\n")
+            .engine == "event");
+  CHECK_THROWS_WITH_AS(experiment("name: d\nmodel: gpt3-1.3b\ncluster: {platform: dgx-h100, gpus: 8}\ntraining: "
+                                  "{tp: 8, global_batch: 8}\nsimulation: {engine: simgird}\n"),
+                       doctest::Contains("valid: event, simgrid"), ConfigError);
+}
