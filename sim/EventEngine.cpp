@@ -45,7 +45,7 @@ struct FlowOwner {
 class EventRun {
 public:
   EventRun(const Workload& w, CollectiveEngine& c, double speed, const ExecutionOptions& o)
-      : w_(w), c_(c), cg_(c.cluster()), speed_(speed), o_(o), net_(capacities(c.cluster(), w.ranks(), speed))
+      : w_(w), c_(c), cg_(c.cluster()), speed_(speed), o_(o), net_(capacities(c.cluster(), w.ranks(), speed), o.incremental_sharing)
   {
     const auto n = w.tasks().size();
     res_.ready.assign(n, -1);
@@ -68,14 +68,27 @@ public:
     }
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
-      for (int s = 0; s < kStreamCount; ++s)
-        streams_[r * kStreamCount + static_cast<std::size_t>(s)].program = &w.program(r, static_cast<Stream>(s));
+      for (int s = 0; s < kStreamCount; ++s) {
+        StreamRun& st = streams_[r * kStreamCount + static_cast<std::size_t>(s)];
+        const auto& prog = w.program(r, static_cast<Stream>(s));
+        st.program = prog.data();
+        st.size = static_cast<std::uint32_t>(prog.size());
+      }
   }
 
   ExecutionResult go(EventEngineStats* stats)
   {
-    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
-      calls_[call].plan = &c_.plan(w_, call);
+    // calls of one shape share a plan: look it up once per shape (the engine's key copies the group)
+    std::unordered_map<P2PKey, const ExecPlan*, P2PKeyHash> shapes;
+    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call) {
+      const CollectiveCall& cc = w_.collectives()[call];
+      const P2PKey key{(static_cast<std::uint64_t>(cc.group) << 24) | (static_cast<std::uint64_t>(cc.op) << 16) | cc.algo,
+                       cc.bytes};
+      auto [it, fresh] = shapes.try_emplace(key, nullptr);
+      if (fresh)
+        it->second = &c_.plan(w_, call);
+      calls_[call].plan = it->second;
+    }
     if (o_.delay_when_exclusive) {
       std::vector<const ExecPlan*> plans;
       plans.reserve(calls_.size());
@@ -87,7 +100,7 @@ public:
       p2p_exclusive_ = std::move(use.transfers);
     }
     for (std::uint32_t s = 0; s < streams_.size(); ++s)
-      if (!streams_[s].program->empty())
+      if (streams_[s].size > 0)
         work_.push_back(s);
     run();
     std::vector<std::uint8_t> done(state_.size());
@@ -104,7 +117,8 @@ public:
 
 private:
   struct StreamRun {
-    const std::vector<TaskId>* program = nullptr;
+    const TaskId* program = nullptr; ///< its tasks in order (the Workload's program)
+    std::uint32_t size = 0;
     std::uint32_t pos = 0;         ///< the task running or next to run
     std::uint32_t next_waiter = 0; ///< 1 + the next stream waiting for the same task, 0: none
     bool busy = false;             ///< its task at `pos` has started
@@ -215,9 +229,9 @@ private:
   void advance(std::uint32_t s)
   {
     StreamRun& st = streams_[s];
-    if (st.busy || st.pos == st.program->size())
+    if (st.busy || st.pos == st.size)
       return;
-    const TaskId id = (*st.program)[st.pos];
+    const TaskId id = st.program[st.pos];
     for (const TaskId* d = w_.deps_begin(id); d != w_.deps_end(id); ++d)
       if (state_[*d] != kDone) {
         st.next_waiter = waiters_[*d];
@@ -386,7 +400,7 @@ private:
     for (std::uint32_t r : group)
       if (w_.simulated(r)) {
         const StreamRun& st = streams_[r * kStreamCount + s];
-        fn((*st.program)[st.pos]);
+        fn(st.program[st.pos]);
       }
   }
 

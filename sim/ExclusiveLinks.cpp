@@ -16,7 +16,7 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
     route.clear();
     cg.route(a, b, route);
     for (int r : route) {
-      auto [it, inserted] = owner.emplace(r, user);
+      auto [it, inserted] = owner.try_emplace(r, user);
       if (!inserted && it->second != user)
         it->second = kShared;
       user_resources[user].push_back(r);
@@ -29,12 +29,12 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
     if (task.kind == TaskKind::collective && call_user[task.target] < 0) {
       const CollectiveCall& call = w.collectives()[task.target];
       auto key = std::make_tuple(call.group, static_cast<int>(task.stream));
-      auto [it, inserted] = coll_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+      auto [it, inserted] = coll_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
       call_user[task.target] = it->second;
       const ExecPlan* plan = plans[task.target];
       if (plan->latency_bound)
         continue; // runs as a delay; its bytes do not load the links (CollectiveEngine)
-      if (!seen.emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
+      if (!seen.try_emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
         continue;
       const auto& group = w.groups()[call.group].ranks;
       for (const auto& ph : plan->phases)
@@ -43,7 +43,7 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
             use(it->second, static_cast<int>(group[f.src]), static_cast<int>(group[f.dst]));
     } else if (task.kind == TaskKind::send) {
       auto key = std::make_tuple(task.rank, w.task(task.target).rank, static_cast<int>(task.stream));
-      auto [it, inserted] = p2p_user.emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+      auto [it, inserted] = p2p_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
       if (inserted)
         use(it->second, static_cast<int>(task.rank), static_cast<int>(w.task(task.target).rank));
     }

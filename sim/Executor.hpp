@@ -60,6 +60,9 @@ struct ExecutionOptions {
   /// Let a worker whose next task waits on another stream of its rank run that stream's
   /// ready exclusive collectives itself (exact; off only to test it).
   bool help_streams = true;
+  /// Event engine: settle flow rates incrementally (exact; off only to test it: every change
+  /// then fills every flow again).
+  bool incremental_sharing = true;
 };
 
 struct ExecutionResult {

@@ -16,7 +16,7 @@ constexpr double kRemainingPrecision = 1e-14;
 
 } // namespace
 
-MaxMinNetwork::MaxMinNetwork(std::vector<double> capacities)
+MaxMinNetwork::MaxMinNetwork(std::vector<double> capacities, bool incremental) : incremental_(incremental)
 {
   res_.resize(capacities.size());
   for (std::size_t i = 0; i < capacities.size(); ++i)
@@ -59,6 +59,7 @@ MaxMinNetwork::FlowId MaxMinNetwork::start(double now, const std::vector<int>& r
     res.flows.push_back(f);
   }
   pending_.push_back(f);
+  changed_ = true;
   ++active_;
   ++stats_.flows;
   stats_.peak_active = std::max(stats_.peak_active, active_);
@@ -121,7 +122,7 @@ void MaxMinNetwork::solve(double now)
       const Resource& r = res_[static_cast<std::size_t>(h.resource)];
       room = room && r.capacity - r.load >= fl.bound - kSlack * r.capacity;
     }
-    if (room) {
+    if (room && incremental_) {
       ++stats_.fast_starts;
       set_rate(f, fl.bound, now);
     } else {
@@ -130,6 +131,11 @@ void MaxMinNetwork::solve(double now)
     }
   }
   pending_.clear();
+  if (!incremental_ && changed_)
+    for (std::size_t r = 0; r < res_.size(); ++r)
+      if (!res_[r].flows.empty())
+        mark_dirty(static_cast<int>(r));
+  changed_ = false;
   if (!dirty_.empty())
     fill_component(now);
 }
@@ -191,6 +197,7 @@ void MaxMinNetwork::detach(FlowId f)
       freed = true;
     }
   }
+  changed_ = true;
   if (!freed)
     ++stats_.fast_ends;
   fl.alive = false;

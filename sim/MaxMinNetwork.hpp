@@ -44,7 +44,9 @@ public:
 
   /// One resource per capacity (units per second, > 0; 0 is a failed resource: flows crossing it
   /// never end).
-  explicit MaxMinNetwork(std::vector<double> capacities);
+  /// `incremental` false: every solve fills every flow again from scratch (slow; to test that
+  /// the incremental solve gives the same rates).
+  explicit MaxMinNetwork(std::vector<double> capacities, bool incremental = true);
 
   /// Starts a flow at `now`: `amount` units over `route` (resource indices, each at most once),
   /// at most `bound` units/s. Its rate is set by the next solve().
@@ -113,6 +115,8 @@ private:
   std::vector<int> dirty_;
   std::vector<End> heap_;
   std::uint32_t epoch_ = 1;
+  bool incremental_ = true;
+  bool changed_ = false; ///< a flow started or ended since the last solve
   std::size_t active_ = 0;
   MaxMinStats stats_;
   // component scratch
