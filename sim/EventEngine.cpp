@@ -54,18 +54,10 @@ public:
     state_.assign(n, kIdle);
     waiters_.assign(n, 0);
     calls_.resize(w.collectives().size());
-    std::vector<int> compute_stream(w.ranks(), -1);
-    for (TaskId t = 0; t < n; ++t) {
-      const Task& task = w.task(t);
-      if (task.kind == TaskKind::collective)
-        ++calls_[task.target].present;
-      if (task.kind == TaskKind::compute) {
-        int& s = compute_stream[task.rank];
-        if (s >= 0 && s != static_cast<int>(task.stream))
-          compute_as_delay_ = false;
-        s = static_cast<int>(task.stream);
-      }
-    }
+    const WorkloadShape shape = shape_of(w);
+    for (std::uint32_t call = 0; call < calls_.size(); ++call)
+      calls_[call].present = shape.present[call];
+    compute_as_delay_ = shape.one_compute_stream;
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {

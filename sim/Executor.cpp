@@ -104,18 +104,10 @@ public:
     done_.assign(n, 0);
     waiters_.assign(n, 0);
     calls_.resize(w.collectives().size());
-    std::vector<int> compute_stream(w.ranks(), -1);
-    for (TaskId t = 0; t < n; ++t) {
-      const Task& task = w.task(t);
-      if (task.kind == TaskKind::collective)
-        ++calls_[task.target].present;
-      if (task.kind == TaskKind::compute) {
-        int& s = compute_stream[task.rank];
-        if (s >= 0 && s != static_cast<int>(task.stream))
-          compute_as_delay_ = false;
-        s = static_cast<int>(task.stream);
-      }
-    }
+    const WorkloadShape shape = shape_of(w);
+    for (std::uint32_t call = 0; call < calls_.size(); ++call)
+      calls_[call].present = shape.present[call];
+    compute_as_delay_ = shape.one_compute_stream;
   }
 
   ExecutionResult go()
@@ -545,6 +537,24 @@ void Worker::operator()()
 }
 
 } // namespace
+
+WorkloadShape shape_of(const Workload& w)
+{
+  WorkloadShape shape;
+  shape.present.assign(w.collectives().size(), 0);
+  std::vector<int> compute_stream(w.ranks(), -1);
+  for (const Task& task : w.tasks()) {
+    if (task.kind == TaskKind::collective)
+      ++shape.present[task.target];
+    if (task.kind == TaskKind::compute) {
+      int& s = compute_stream[task.rank];
+      if (s >= 0 && s != static_cast<int>(task.stream))
+        shape.one_compute_stream = false;
+      s = static_cast<int>(task.stream);
+    }
+  }
+  return shape;
+}
 
 void close_result(const std::vector<std::uint8_t>& done, ExecutionResult& result)
 {

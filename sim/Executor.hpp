@@ -73,6 +73,15 @@ struct ExecutionResult {
   ExecutionStats stats;
 };
 
+/// What both engines read off a workload before they run it.
+struct WorkloadShape {
+  std::vector<std::uint32_t> present; ///< per collective call: its simulated members
+  /// Every rank computes on one stream only, so a GPU never runs two kernels at once and a
+  /// computation is a delay of its seconds; otherwise computations share the GPU's speed.
+  bool one_compute_stream = true;
+};
+WorkloadShape shape_of(const Workload& w);
+
 /// Checks that every task ran (`done` per task; throws std::logic_error naming how many did
 /// not: the workload deadlocked) and sets `result.makespan` to the last end. Shared by the
 /// executor and the Timeline.
