@@ -1,6 +1,7 @@
 #include "Executor.hpp"
 
 #include "ExclusiveLinks.hpp"
+#include "HostToHostRate.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>
@@ -464,12 +465,12 @@ private:
   static std::uint64_t wire(double bytes) { return static_cast<std::uint64_t>(std::ceil(std::max(0.0, bytes))); }
 
   /// A started comm between two hosts (in SimGrid 3.32 setting both hosts starts it, so the
-  /// rate and size are set first).
+  /// rate and size are set first; the rate on the CommImpl, which set_rate() does not reach).
   sg4::CommPtr host_to_host(int from, int to, double bytes, double rate)
   {
     sg4::CommPtr c = sg4::Comm::sendto_init();
     if (rate > 0)
-      c->set_rate(rate);
+      set_host_to_host_rate(*c, rate);
     c->set_payload_size(wire(bytes));
     c->set_source(p_.host(from));
     c->set_destination(p_.host(to));
