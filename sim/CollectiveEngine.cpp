@@ -134,28 +134,30 @@ ExecPlan CollectiveEngine::best_plan(CollOp op, const std::vector<std::uint32_t>
   return best;
 }
 
-std::size_t CollectiveEngine::PlanKeyHash::operator()(const PlanKey& k) const
-{
-  std::size_t h = std::hash<int>()(std::get<0>(k));
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (std::uint32_t r : std::get<1>(k))
-    mix(r);
-  mix(std::hash<std::string>()(std::get<2>(k)));
-  mix(std::hash<double>()(std::get<3>(k)));
-  return h;
-}
-
 const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
 {
   const CollectiveCall& c = w.collectives()[call];
   // keyed by content, not by the workload's group and algorithm indices: one engine serves
   // many workloads (the planner evaluates thousands of layouts with one)
-  auto key = std::make_tuple(static_cast<int>(c.op), w.groups()[c.group].ranks, w.algo_names()[c.algo], c.bytes);
-  auto it = cache_.find(key);
-  if (it != cache_.end())
-    return it->second;
-  ExecPlan p = best_plan(c.op, w.groups()[c.group].ranks, c.bytes, w.algo_names()[c.algo]);
-  return cache_.emplace(key, std::move(p)).first->second;
+  const auto& ranks = w.groups()[c.group].ranks;
+  const std::string& algo = w.algo_names()[c.algo];
+  const int op = static_cast<int>(c.op);
+  std::size_t h = std::hash<int>()(op);
+  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (std::uint32_t r : ranks)
+    mix(r);
+  mix(std::hash<std::string>()(algo));
+  mix(std::hash<double>()(c.bytes));
+  std::vector<std::size_t>& same = by_hash_[h];
+  for (std::size_t i : same) {
+    const CachedPlan& p = plans_[i];
+    if (p.op == op && p.bytes == c.bytes && p.algo == algo && p.ranks == ranks)
+      return p.plan;
+  }
+  ExecPlan p = best_plan(c.op, ranks, c.bytes, algo);
+  same.push_back(plans_.size());
+  plans_.push_back({op, ranks, algo, c.bytes, std::move(p)});
+  return plans_.back().plan;
 }
 
 const ProtocolConstants* CollectiveEngine::p2p_protocol(int from, int to, double bytes) const

@@ -19,6 +19,7 @@
 #include "Workload.hpp"
 #include "collectives/CollectiveAlgorithm.hpp"
 
+#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -87,11 +88,17 @@ private:
   const ProtocolTable& protocols_;
   std::string scale_up_;
   std::string scale_out_;
-  using PlanKey = std::tuple<int, std::vector<std::uint32_t>, std::string, double>;
-  struct PlanKeyHash {
-    std::size_t operator()(const PlanKey& k) const;
+  /// Plans by content (operation, ranks, algorithm, bytes), found by a hash of the call's
+  /// content without copying its group: a step looks a plan up for each of its calls.
+  struct CachedPlan {
+    int op;
+    std::vector<std::uint32_t> ranks;
+    std::string algo;
+    double bytes;
+    ExecPlan plan;
   };
-  std::unordered_map<PlanKey, ExecPlan, PlanKeyHash> cache_;
+  std::deque<CachedPlan> plans_; ///< stable addresses: plan() hands out references
+  std::unordered_map<std::size_t, std::vector<std::size_t>> by_hash_;
 };
 
 } // namespace clustersim

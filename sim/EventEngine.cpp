@@ -70,17 +70,8 @@ public:
 
   ExecutionResult go(EventEngineStats* stats)
   {
-    // calls of one shape share a plan: look it up once per shape (the engine's key copies the group)
-    std::unordered_map<P2PKey, const ExecPlan*, P2PKeyHash> shapes;
-    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call) {
-      const CollectiveCall& cc = w_.collectives()[call];
-      const P2PKey key{(static_cast<std::uint64_t>(cc.group) << 24) | (static_cast<std::uint64_t>(cc.op) << 16) | cc.algo,
-                       cc.bytes};
-      auto [it, fresh] = shapes.try_emplace(key, nullptr);
-      if (fresh)
-        it->second = &c_.plan(w_, call);
-      calls_[call].plan = it->second;
-    }
+    for (std::uint32_t call = 0; call < w_.collectives().size(); ++call)
+      calls_[call].plan = &c_.plan(w_, call);
     if (o_.delay_when_exclusive) {
       std::vector<const ExecPlan*> plans;
       plans.reserve(calls_.size());

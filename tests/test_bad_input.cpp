@@ -390,3 +390,11 @@ TEST_CASE("a sliding window below zero is an error at its key, and context paral
                              "{preset: gpt3-125m, sliding_window: 256}");
   expect_error("run " + g, g + ":4:", "cp 2 with a sliding window of 256 tokens");
 }
+
+TEST_CASE("an unknown engine is one line, in an experiment and on validate's command line")
+{
+  const std::string f = experiment("engine.yaml", "{global_batch: 8}", "simulation: {engine: simgird}\n");
+  expect_error("run " + f, f + ":5:22:", "'simgird'");
+  expect_error("validate " + source_path("experiments/validation/public.yaml") + " --engine evnt", "command line:",
+               "unknown engine 'evnt'; did you mean 'event'?");
+}

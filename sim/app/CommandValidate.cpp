@@ -120,9 +120,9 @@ void add_validate_command(CLI::App& app, Action& action)
     action = [opt] {
       if (!opt->csv.empty())
         check_file(opt->csv, "--csv");
-      if (!opt->engine.empty() && opt->engine != "event" && opt->engine != "simgrid")
-        throw ConfigError(command_line("--engine"), unknown_name("engine", opt->engine, {"event", "simgrid"}),
-                          "event, simgrid");
+      const auto& engines = engine_names();
+      if (!opt->engine.empty() && std::find(engines.begin(), engines.end(), opt->engine) == engines.end())
+        throw ConfigError(command_line("--engine"), unknown_name("engine", opt->engine, engines), join(engines));
       Catalog catalog = Catalog::open();
       std::vector<ValidationCase> cases;
       for (const auto& f : opt->files) {

@@ -61,6 +61,12 @@ const Section& baseline_section()
   return s;
 }
 
+const std::vector<std::string>& engine_names()
+{
+  static const std::vector<std::string> names{"event", "simgrid"};
+  return names;
+}
+
 const Section& simulation_section()
 {
   using K = KeySpec;
@@ -70,7 +76,7 @@ const Section& simulation_section()
       {K::choice("mode", "auto", {"auto", "folded", "full", "analytic"},
                  "auto: fold replicas where exact; folded: fold anyway (approximate where replicas contend); "
                  "full: every rank; analytic: contention-free task graph"),
-       K::choice("engine", "event", {"event", "simgrid"},
+       K::choice("engine", "event", engine_names(),
                  "event: the event engine, exact max-min sharing solved incrementally (fast); simgrid: SimGrid's "
                  "actors on the same links and routes, the reference it is tested against")}};
   return s;

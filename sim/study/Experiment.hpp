@@ -42,6 +42,9 @@ struct ExperimentSpec {
   SourceLocation at(const std::string& key) const;
 };
 
+/// The engines a step can run on (`simulation.engine`): "event", "simgrid".
+const std::vector<std::string>& engine_names();
+
 /// The keys of an experiment document and of its sections.
 const Section& experiment_section();
 const Section& cluster_section();
