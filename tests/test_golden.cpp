@@ -36,6 +36,12 @@ TEST_CASE("golden: validate the public set, JSON")
   golden("validate-public.json", "validate experiments/validation/public.yaml --json");
 }
 
+TEST_CASE("golden: validate the public set on SimGrid's actors, the same JSON byte for byte")
+{
+  // the reference engine and the event engine agree to the last digit on every published case
+  golden("validate-public.json", "validate experiments/validation/public.yaml --json --engine simgrid");
+}
+
 TEST_CASE("golden: an all-reduce sweep of nccl-tests style output on DGX A100")
 {
   golden("collective-allreduce-a100.txt",
