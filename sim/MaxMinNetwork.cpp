@@ -288,13 +288,18 @@ void MaxMinNetwork::fill_component(double now)
     for (int r : comp_res_)
       if (unfixed_[static_cast<std::size_t>(r)] > 0)
         push(key(r), r);
+    // Fixing a flow at v <= the smallest share leaves every other share at least as large, so
+    // a resource's entry stays a lower bound of its share and is refreshed only when it comes
+    // to the top (a push per fix cost most of the filling). Rounding may lower a share by an
+    // ulp: then the lower value is pushed at once, and the top is always the exact minimum.
     auto fix = [&](FlowId f, double v, int by) {
       new_rate_[f] = v;
       limiter_[f] = by;
       for (const Hop& h : flows_[f].route) {
         auto i = static_cast<std::size_t>(h.resource);
+        const double before = unfixed_[i] > 0 ? key(h.resource) : 0;
         avail_[i] -= v;
-        if (--unfixed_[i] > 0)
+        if (--unfixed_[i] > 0 && key(h.resource) < before)
           push(key(h.resource), h.resource);
       }
     };
@@ -303,9 +308,16 @@ void MaxMinNetwork::fill_component(double now)
     while (left > 0) {
       while (!heap.empty()) {
         const auto [k, r] = heap.front();
-        if (unfixed_[static_cast<std::size_t>(r)] > 0 && k == key(r))
+        if (unfixed_[static_cast<std::size_t>(r)] == 0) {
+          pop();
+          continue;
+        }
+        const double now_key = key(r);
+        if (k == now_key)
           break;
         pop();
+        if (k < now_key) // its share grew since: it goes back at its share
+          push(now_key, r);
       }
       const double s = heap.empty() ? kUnbounded : heap.front().first;
       while (next < by_bound.size() && new_rate_[by_bound[next].second] >= 0)
