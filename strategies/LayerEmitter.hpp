@@ -10,7 +10,6 @@
 namespace clustersim {
 
 /// Tasks per stage position (one entry per simulated rank of the stage).
-using PerPos = std::vector<std::vector<TaskId>>;
 /// Adds the tasks that exist (not kNoTask) to each position.
 void append(PerPos& into, const std::vector<TaskId>& tasks);
 /// One task per position, as dependencies.

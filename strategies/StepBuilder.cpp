@@ -10,12 +10,12 @@
 namespace clustersim {
 
 
-std::vector<std::vector<TaskId>> DataParallelStrategy::before_forward(StepContext&, int, int, int)
+PerPos DataParallelStrategy::before_forward(StepContext&, int, int, int)
 {
   return {};
 }
 
-std::vector<std::vector<TaskId>> DataParallelStrategy::before_backward(StepContext&, int, int, int)
+PerPos DataParallelStrategy::before_backward(StepContext&, int, int, int)
 {
   return {};
 }
@@ -191,11 +191,11 @@ std::vector<TaskId> StepContext::collective(int stage, const std::vector<std::ui
   std::vector<TaskId> out(stage_ranks(stage).size(), kNoTask);
   for (std::uint32_t g : groups) {
     const auto& members = w_.groups()[g].ranks;
-    std::vector<std::vector<TaskId>> d;
+    std::vector<TaskIds> d;
     if (!deps.empty()) {
       d.reserve(members.size());
       for (auto m : members)
-        d.push_back(position(m) >= 0 ? deps[static_cast<std::size_t>(position(m))] : std::vector<TaskId>{});
+        d.push_back(position(m) >= 0 ? deps[static_cast<std::size_t>(position(m))] : TaskIds{});
     }
     auto tasks = w_.add_collective(op, g, bytes, stream, label, d, algo_);
     for (std::size_t i = 0; i < members.size(); ++i)
@@ -210,7 +210,7 @@ std::vector<TaskId> StepContext::compute(int stage, double seconds, const Worklo
 {
   const auto& ranks = stage_ranks(stage);
   std::vector<TaskId> out(ranks.size());
-  static const std::vector<TaskId> none;
+  static const TaskIds none;
   for (std::size_t i = 0; i < ranks.size(); ++i)
     out[i] = w_.add_compute(ranks[i], seconds, label, deps.empty() ? none : deps[i], stream);
   return out;
@@ -221,7 +221,7 @@ std::vector<TaskId> StepContext::compute(int stage, const std::vector<double>& s
 {
   const auto& ranks = stage_ranks(stage);
   std::vector<TaskId> out(ranks.size());
-  static const std::vector<TaskId> none;
+  static const TaskIds none;
   for (std::size_t i = 0; i < ranks.size(); ++i)
     out[i] = w_.add_compute(ranks[i], seconds[i], label, deps.empty() ? none : deps[i], stream);
   return out;

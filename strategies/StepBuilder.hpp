@@ -20,6 +20,9 @@
 
 namespace clustersim {
 
+/// Per position in a stage (StepContext::position): task ids, typically a rank's dependencies.
+using PerPos = std::vector<TaskIds>;
+
 class StepContext;
 
 /// One thing with parameters that the backward pass finishes in order: a layer, the
@@ -46,14 +49,14 @@ public:
   virtual ~DataParallelStrategy() = default;
   /// Tasks that the forward (or backward) of `unit` for micro-batch `mb` must wait for,
   /// per stage position; default none.
-  virtual std::vector<std::vector<TaskId>> before_forward(StepContext& ctx, int stage, int unit, int mb);
-  virtual std::vector<std::vector<TaskId>> before_backward(StepContext& ctx, int stage, int unit, int mb);
+  virtual PerPos before_forward(StepContext& ctx, int stage, int unit, int mb);
+  virtual PerPos before_backward(StepContext& ctx, int stage, int unit, int mb);
   /// The backward of `unit` for `mb` finished with `done` (per stage position).
   virtual void after_backward(StepContext& ctx, int stage, int unit, int mb, bool last_mb,
                               const std::vector<TaskId>& done) = 0;
   /// After every backward of the stage: remaining reductions, the optimizer step (which
   /// must also wait for `extra`, per position), parameter gathers.
-  virtual void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) = 0;
+  virtual void end_step(StepContext& ctx, int stage, const PerPos& extra) = 0;
 };
 
 using DataParallelRegistry = Registry<DataParallelStrategy>;
@@ -116,13 +119,13 @@ public:
   /// the member tasks per position (positions not in any group get no task).
   std::vector<TaskId> collective(int stage, const std::vector<std::uint32_t>& groups, CollOp op, double bytes,
                                  Stream stream, const Workload::Label& label,
-                                 const std::vector<std::vector<TaskId>>& deps);
+                                 const PerPos& deps);
   /// A compute task on every rank of the stage.
   std::vector<TaskId> compute(int stage, double seconds, const Workload::Label& label,
-                              const std::vector<std::vector<TaskId>>& deps, Stream stream = Stream::compute);
+                              const PerPos& deps, Stream stream = Stream::compute);
   /// The same with each position's own seconds (uneven expert loads).
   std::vector<TaskId> compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
-                              const std::vector<std::vector<TaskId>>& deps, Stream stream = Stream::compute);
+                              const PerPos& deps, Stream stream = Stream::compute);
 
 private:
   template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);

@@ -31,7 +31,7 @@ public:
     }
   }
 
-  void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
+  void end_step(StepContext& ctx, int stage, const PerPos& extra) override
   {
     State& s = state(ctx, stage);
     // without overlap, gradients are reduced after the whole backward in one call over the
@@ -39,7 +39,7 @@ public:
     for (ParamPool p : kParamPools)
       if (s.pending[static_cast<int>(p)] > 0)
         flush(ctx, stage, p, s.pending[static_cast<int>(p)]);
-    std::vector<std::vector<TaskId>> deps = extra;
+    PerPos deps = extra;
     for (const auto& last : s.last_comm)
       for (std::size_t i = 0; i < deps.size(); ++i)
         if (!last.empty() && last[i] != kNoTask)
@@ -79,7 +79,7 @@ private:
     const auto& groups = ctx.replica_groups(stage, p);
     if (groups.empty())
       return; // no data parallelism
-    std::vector<std::vector<TaskId>> deps(s.last_done.size());
+    PerPos deps(s.last_done.size());
     for (std::size_t i = 0; i < deps.size(); ++i)
       deps[i].push_back(s.last_done[i]);
     s.last_comm[static_cast<int>(p)] = ctx.collective(stage, groups, CollOp::all_reduce, bytes, Stream::dp,

@@ -29,7 +29,7 @@ class Zero final : public DataParallelStrategy {
 public:
   explicit Zero(int stage) : zero_(stage) {}
 
-  std::vector<std::vector<TaskId>> before_forward(StepContext& ctx, int stage, int unit, int mb) override
+  PerPos before_forward(StepContext& ctx, int stage, int unit, int mb) override
   {
     State& s = state(ctx, stage);
     if (zero_ == 3) {
@@ -41,14 +41,14 @@ public:
       return {};
     // zero1/2 with overlap: the previous step's parameter all-gather, bucket by bucket in
     // forward order, overlapping this step's forward
-    std::vector<std::vector<TaskId>> deps(ctx.stage_ranks(stage).size());
+    PerPos deps(ctx.stage_ranks(stage).size());
     for (ParamPool p : kParamPools) {
       Gathers& gb = s.gathers[static_cast<int>(p)];
       if (gb.of_unit.empty())
         plan_gather_buckets(ctx, stage, p);
       const auto b = static_cast<std::size_t>(gb.of_unit[static_cast<std::size_t>(unit)]);
       if (gb.tasks[b].empty()) {
-        std::vector<std::vector<TaskId>> none(ctx.stage_ranks(stage).size());
+        PerPos none(ctx.stage_ranks(stage).size());
         gb.tasks[b] = ctx.collective(stage, ctx.replica_groups(stage, p), CollOp::all_gather, gb.bytes[b],
                                      Stream::dp_gather, {Category::dp_comm, "dp_param_all_gather", -1, -1}, none);
       }
@@ -61,7 +61,7 @@ public:
     return deps;
   }
 
-  std::vector<std::vector<TaskId>> before_backward(StepContext& ctx, int stage, int unit, int mb) override
+  PerPos before_backward(StepContext& ctx, int stage, int unit, int mb) override
   {
     if (zero_ != 3 || once_per_step(ctx) || !ctx.training().traits().sharded.reshard_after_forward)
       return {};
@@ -86,14 +86,14 @@ public:
     }
   }
 
-  void end_step(StepContext& ctx, int stage, const std::vector<std::vector<TaskId>>& extra) override
+  void end_step(StepContext& ctx, int stage, const PerPos& extra) override
   {
     State& s = state(ctx, stage);
     const double grad_bucket = bucket(ctx, ctx.grad_comm_bytes());
     for (ParamPool p : kParamPools)
       while (s.pending[static_cast<int>(p)] > 0)
         flush(ctx, stage, p, std::min(grad_bucket, s.pending[static_cast<int>(p)]));
-    std::vector<std::vector<TaskId>> deps = extra;
+    PerPos deps = extra;
     for (const auto& last : s.last_comm)
       for (std::size_t i = 0; i < deps.size(); ++i)
         if (!last.empty() && last[i] != kNoTask)
@@ -103,7 +103,7 @@ public:
     if (zero_ == 3 || ctx.training().overlap.param_gather)
       return;
     // gather the updated parameters back, exposed
-    std::vector<std::vector<TaskId>> after(opt.size());
+    PerPos after(opt.size());
     for (std::size_t i = 0; i < opt.size(); ++i)
       after[i].push_back(opt[i]);
     for (ParamPool p : kParamPools) {
@@ -203,7 +203,7 @@ private:
     g.tasks.assign(g.bytes.size(), {});
   }
 
-  std::vector<std::vector<TaskId>> gather_unit(StepContext& ctx, int stage, int unit, int, std::vector<TaskId>& history)
+  PerPos gather_unit(StepContext& ctx, int stage, int unit, int, std::vector<TaskId>& history)
   {
     const auto& ranks = ctx.stage_ranks(stage);
     std::vector<TaskId> now(ranks.size(), kNoTask);
@@ -218,7 +218,7 @@ private:
     // gathers a unit ahead, else only once the previous unit is done
     const bool ahead = sh.per_tensor ? sh.prefetch_params >= u.params : sh.prefetch_units >= 1;
     const std::vector<TaskId>& start = ctx.training().overlap.param_gather && ahead && !history.empty() ? history : now;
-    std::vector<std::vector<TaskId>> deps(ranks.size());
+    PerPos deps(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i)
       if (start[i] != kNoTask)
         deps[i].push_back(start[i]);
@@ -239,9 +239,9 @@ private:
     return single_deps(last);
   }
 
-  static std::vector<std::vector<TaskId>> single_deps(const std::vector<TaskId>& tasks)
+  static PerPos single_deps(const std::vector<TaskId>& tasks)
   {
-    std::vector<std::vector<TaskId>> out(tasks.size());
+    PerPos out(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i)
       if (tasks[i] != kNoTask)
         out[i].push_back(tasks[i]);
@@ -258,7 +258,7 @@ private:
     const auto& groups = ctx.replica_groups(stage, p);
     if (groups.empty())
       return;
-    std::vector<std::vector<TaskId>> deps(s.last_done.size());
+    PerPos deps(s.last_done.size());
     for (std::size_t i = 0; i < deps.size(); ++i)
       deps[i].push_back(s.last_done[i]);
     auto& last = s.last_comm[static_cast<int>(p)];

@@ -74,16 +74,18 @@ std::uint16_t Workload::algo_index(const std::string& algo)
 
 std::uint8_t Workload::name_index(const std::string& name)
 {
+  if (last_name_ < names_.size() && names_[last_name_] == name)
+    return last_name_; // labels come in runs: one per rank of a stage
   auto it = std::find(names_.begin(), names_.end(), name);
   if (it != names_.end())
-    return static_cast<std::uint8_t>(it - names_.begin());
+    return last_name_ = static_cast<std::uint8_t>(it - names_.begin());
   if (names_.size() >= 255)
     throw std::length_error("too many task names");
   names_.push_back(name);
-  return static_cast<std::uint8_t>(names_.size() - 1);
+  return last_name_ = static_cast<std::uint8_t>(names_.size() - 1);
 }
 
-TaskId Workload::push(Task t, const std::vector<TaskId>& deps)
+TaskId Workload::push(Task t, const TaskIds& deps)
 {
   assert(t.rank < ranks_);
   assert(simulated(t.rank));
@@ -100,7 +102,7 @@ TaskId Workload::push(Task t, const std::vector<TaskId>& deps)
   return id;
 }
 
-TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& label, const std::vector<TaskId>& deps,
+TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& label, const TaskIds& deps,
                              Stream stream)
 {
   Task t;
@@ -117,7 +119,7 @@ TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& la
 
 std::pair<TaskId, TaskId> Workload::add_p2p(std::uint32_t from, std::uint32_t to, double bytes, Stream send_stream,
                                             Stream recv_stream, const Label& label,
-                                            const std::vector<TaskId>& send_deps, const std::vector<TaskId>& recv_deps)
+                                            const TaskIds& send_deps, const TaskIds& recv_deps)
 {
   Task s;
   s.kind = TaskKind::send;
@@ -140,7 +142,7 @@ std::pair<TaskId, TaskId> Workload::add_p2p(std::uint32_t from, std::uint32_t to
 }
 
 std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream,
-                                             const Label& label, const std::vector<std::vector<TaskId>>& deps,
+                                             const Label& label, const std::vector<TaskIds>& deps,
                                              std::uint16_t algo)
 {
   const auto& members = groups_[group].ranks;
@@ -155,7 +157,7 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
   auto call = static_cast<std::uint32_t>(collectives_.size() - 1);
   std::vector<TaskId> out;
   out.reserve(members.size());
-  static const std::vector<TaskId> none;
+  static const TaskIds none;
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (!simulated(members[i])) {
       out.push_back(kNoTask);

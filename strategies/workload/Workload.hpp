@@ -14,7 +14,11 @@
 /// mirror one of them exactly (symmetric replicas). Groups still list every member, so
 /// collectives involving mirrors keep their real flows and paths; mirrors just have no tasks.
 
+#include "PodVector.hpp"
+
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -67,6 +71,56 @@ using TaskId = std::uint32_t;
 /// "No task": a position without a task (a rank outside a group, a mirror), or no dependency.
 constexpr TaskId kNoTask = static_cast<TaskId>(-1);
 
+/// A task's dependencies while a step is built: almost always one or two ids, so up to four
+/// are held inline and only longer lists allocate (a step at 16k GPUs makes tens of millions of
+/// them; as std::vectors their allocations were a fifth of the build).
+class TaskIds {
+public:
+  static constexpr std::uint32_t kInline = 4;
+  TaskIds() = default;
+  TaskIds(std::initializer_list<TaskId> ids)
+  {
+    for (TaskId id : ids)
+      push_back(id);
+  }
+  TaskIds(const std::vector<TaskId>& ids) { insert(end(), ids.data(), ids.data() + ids.size()); }
+
+  std::size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const TaskId* begin() const { return n_ <= kInline ? small_ : big_.data(); }
+  const TaskId* end() const { return begin() + n_; }
+  const TaskId* data() const { return begin(); }
+  TaskId operator[](std::size_t i) const { return begin()[i]; }
+  void clear()
+  {
+    n_ = 0;
+    big_.clear();
+  }
+  void push_back(TaskId id)
+  {
+    if (n_ < kInline) {
+      small_[n_++] = id;
+      return;
+    }
+    if (n_ == kInline)
+      big_.assign(small_, small_ + kInline);
+    big_.push_back(id);
+    ++n_;
+  }
+  /// Appends [first, last) (the position must be end()).
+  void insert(const TaskId* /*end*/, const TaskId* first, const TaskId* last)
+  {
+    for (; first != last; ++first)
+      push_back(*first);
+  }
+  bool operator==(const TaskIds& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
+private:
+  TaskId small_[kInline] = {};
+  std::uint32_t n_ = 0;
+  std::vector<TaskId> big_; ///< every id once there are more than kInline
+};
+
 struct Task {
   double amount = 0;        ///< compute: seconds; send/recv: bytes; collective: see CollectiveCall
   std::uint32_t target = 0; ///< send/recv: the matching task; collective: the call index
@@ -108,7 +162,7 @@ public:
   /// Restricts task creation to these ranks (call before adding tasks).
   void simulate_only(const std::vector<std::uint32_t>& ranks);
   std::uint32_t simulated_ranks() const;
-  const std::vector<Task>& tasks() const { return tasks_; }
+  const PodVector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const std::vector<RankGroup>& groups() const { return groups_; }
   const std::vector<CollectiveCall>& collectives() const { return collectives_; }
@@ -136,16 +190,16 @@ public:
     int micro_batch = -1;
   };
 
-  TaskId add_compute(std::uint32_t rank, double seconds, const Label& label, const std::vector<TaskId>& deps,
+  TaskId add_compute(std::uint32_t rank, double seconds, const Label& label, const TaskIds& deps,
                      Stream stream = Stream::compute);
   /// A matched pair; returns {send, recv}.
   std::pair<TaskId, TaskId> add_p2p(std::uint32_t from, std::uint32_t to, double bytes, Stream send_stream,
-                                    Stream recv_stream, const Label& label, const std::vector<TaskId>& send_deps,
-                                    const std::vector<TaskId>& recv_deps);
+                                    Stream recv_stream, const Label& label, const TaskIds& send_deps,
+                                    const TaskIds& recv_deps);
   /// A collective call; `deps[i]` are the dependencies of member i's task. Returns the member
   /// tasks in group order (-1 for members that are not simulated).
   std::vector<TaskId> add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream, const Label& label,
-                                     const std::vector<std::vector<TaskId>>& deps, std::uint16_t algo = 0);
+                                     const std::vector<TaskIds>& deps, std::uint16_t algo = 0);
 
   std::size_t memory_bytes() const;
 
@@ -153,16 +207,17 @@ public:
   void set_compute_seconds(TaskId id, double seconds) { tasks_[id].amount = seconds; }
 
 private:
-  TaskId push(Task t, const std::vector<TaskId>& deps);
+  TaskId push(Task t, const TaskIds& deps);
 
   std::uint32_t ranks_;
   std::vector<std::uint8_t> simulated_; ///< empty: every rank
-  std::vector<Task> tasks_;
-  std::vector<TaskId> deps_;
+  PodVector<Task> tasks_;
+  PodVector<TaskId> deps_;
   std::vector<std::vector<TaskId>> programs_;
   std::vector<RankGroup> groups_;
   std::vector<CollectiveCall> collectives_;
   std::vector<std::string> names_;
+  std::uint8_t last_name_ = 0; ///< name_index's last answer
   std::vector<std::string> algo_names_{"auto"};
 };
 
