@@ -58,13 +58,19 @@ public:
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
       calls_[call].present = shape.present[call];
     compute_as_delay_ = shape.one_compute_stream;
+    // each task knows its stream's next one: walking a stream then reads memory next to the
+    // task just finished (tasks of one operation on neighbouring ranks were made together),
+    // where the per-stream program lists lie anywhere
+    next_.assign(n, kNoTask);
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {
-        StreamRun& st = streams_[r * kStreamCount + static_cast<std::size_t>(s)];
         const auto& prog = w.program(r, static_cast<Stream>(s));
-        st.program = prog.data();
-        st.size = static_cast<std::uint32_t>(prog.size());
+        if (prog.empty())
+          continue;
+        streams_[r * kStreamCount + static_cast<std::size_t>(s)].cur = prog.front();
+        for (std::size_t i = 1; i < prog.size(); ++i)
+          next_[prog[i - 1]] = prog[i];
       }
   }
 
@@ -83,7 +89,7 @@ public:
       p2p_exclusive_ = std::move(use.transfers);
     }
     for (std::uint32_t s = 0; s < streams_.size(); ++s)
-      if (streams_[s].size > 0)
+      if (streams_[s].cur != kNoTask)
         work_.push_back(s);
     run();
     std::vector<std::uint8_t> done(state_.size());
@@ -100,11 +106,9 @@ public:
 
 private:
   struct StreamRun {
-    const TaskId* program = nullptr; ///< its tasks in order (the Workload's program)
-    std::uint32_t size = 0;
-    std::uint32_t pos = 0;         ///< the task running or next to run
+    TaskId cur = kNoTask;          ///< the task running or next to run; kNoTask: the stream is done
     std::uint32_t next_waiter = 0; ///< 1 + the next stream waiting for the same task, 0: none
-    bool busy = false;             ///< its task at `pos` has started
+    bool busy = false;             ///< `cur` has started
   };
   struct CallRun {
     const ExecPlan* plan = nullptr;
@@ -212,9 +216,9 @@ private:
   void advance(std::uint32_t s)
   {
     StreamRun& st = streams_[s];
-    if (st.busy || st.pos == st.size)
+    if (st.busy || st.cur == kNoTask)
       return;
-    const TaskId id = st.program[st.pos];
+    const TaskId id = st.cur;
     for (const TaskId* d = w_.deps_begin(id); d != w_.deps_end(id); ++d)
       if (state_[*d] != kDone) {
         st.next_waiter = waiters_[*d];
@@ -248,7 +252,9 @@ private:
     const std::uint32_t s = t.rank * kStreamCount + static_cast<std::uint32_t>(t.stream);
     StreamRun& st = streams_[s];
     st.busy = false;
-    ++st.pos;
+    st.cur = next_[id];
+    if (st.cur != kNoTask)
+      __builtin_prefetch(&w_.task(st.cur)); // read when the stream advances, a little later
     work_.push_back(s);
     for (std::uint32_t wt = std::exchange(waiters_[id], 0); wt != 0;) {
       StreamRun& ws = streams_[wt - 1];
@@ -383,7 +389,7 @@ private:
     for (std::uint32_t r : group)
       if (w_.simulated(r)) {
         const StreamRun& st = streams_[r * kStreamCount + s];
-        fn(st.program[st.pos]);
+        fn(st.cur);
       }
   }
 
@@ -472,6 +478,7 @@ private:
   ExecutionResult res_;
   std::vector<std::uint8_t> state_;
   std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first stream waiting for it
+  std::vector<TaskId> next_;           ///< per task: the next task of its stream, or kNoTask
   std::vector<StreamRun> streams_;
   std::vector<CallRun> calls_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
