@@ -20,6 +20,8 @@
 /// Either way the result is the max-min allocation of all flows (tests/test_engines.cpp holds
 /// it to closed forms and to SimGrid).
 
+#include "InlineVector.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -82,7 +84,7 @@ private:
     std::uint32_t mark = 0;    ///< component epoch
     std::uint32_t pending = 0; ///< 1 while its rate awaits a solve
     bool alive = false;
-    std::vector<Hop> route;
+    InlineVector<Hop, 8> route; ///< inline: a fat-tree route crosses at most 8 resources
   };
   struct Resource {
     double capacity = 0;

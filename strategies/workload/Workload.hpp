@@ -14,6 +14,7 @@
 /// mirror one of them exactly (symmetric replicas). Groups still list every member, so
 /// collectives involving mirrors keep their real flows and paths; mirrors just have no tasks.
 
+#include "InlineVector.hpp"
 #include "PodVector.hpp"
 
 #include <algorithm>
@@ -72,54 +73,9 @@ using TaskId = std::uint32_t;
 constexpr TaskId kNoTask = static_cast<TaskId>(-1);
 
 /// A task's dependencies while a step is built: almost always one or two ids, so up to four
-/// are held inline and only longer lists allocate (a step at 16k GPUs makes tens of millions of
-/// them; as std::vectors their allocations were a fifth of the build).
-class TaskIds {
-public:
-  static constexpr std::uint32_t kInline = 4;
-  TaskIds() = default;
-  TaskIds(std::initializer_list<TaskId> ids)
-  {
-    for (TaskId id : ids)
-      push_back(id);
-  }
-  TaskIds(const std::vector<TaskId>& ids) { insert(end(), ids.data(), ids.data() + ids.size()); }
-
-  std::size_t size() const { return n_; }
-  bool empty() const { return n_ == 0; }
-  const TaskId* begin() const { return n_ <= kInline ? small_ : big_.data(); }
-  const TaskId* end() const { return begin() + n_; }
-  const TaskId* data() const { return begin(); }
-  TaskId operator[](std::size_t i) const { return begin()[i]; }
-  void clear()
-  {
-    n_ = 0;
-    big_.clear();
-  }
-  void push_back(TaskId id)
-  {
-    if (n_ < kInline) {
-      small_[n_++] = id;
-      return;
-    }
-    if (n_ == kInline)
-      big_.assign(small_, small_ + kInline);
-    big_.push_back(id);
-    ++n_;
-  }
-  /// Appends [first, last) (the position must be end()).
-  void insert(const TaskId* /*end*/, const TaskId* first, const TaskId* last)
-  {
-    for (; first != last; ++first)
-      push_back(*first);
-  }
-  bool operator==(const TaskIds& o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
-
-private:
-  TaskId small_[kInline] = {};
-  std::uint32_t n_ = 0;
-  std::vector<TaskId> big_; ///< every id once there are more than kInline
-};
+/// are held inline (a step at 16k GPUs makes tens of millions of these lists; as std::vectors
+/// their allocations were a fifth of the build).
+using TaskIds = InlineVector<TaskId, 4>;
 
 struct Task {
   double amount = 0;        ///< compute: seconds; send/recv: bytes; collective: see CollectiveCall
