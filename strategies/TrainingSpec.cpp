@@ -201,7 +201,7 @@ std::size_t index_of(const std::vector<std::string>& v, const std::string& s)
   return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
 }
 
-void read_overlap(SectionReader& r, TrainingSpec& t)
+void read_overlap(SectionReader& r, TrainingSpec& t, SourceMap* where)
 {
   auto o = r.find("overlap");
   if (!o)
@@ -210,6 +210,10 @@ void read_overlap(SectionReader& r, TrainingSpec& t)
   t.overlap.grad_reduce = om.boolean("grad_reduce");
   t.overlap.param_gather = om.boolean("param_gather");
   t.overlap.tp_comm = om.boolean("tp_comm");
+  if (where)
+    for (const char* key : {"grad_reduce", "param_gather", "tp_comm"})
+      if (om.has(key))
+        (*where)[std::string("overlap.") + key] = om.where(key);
   om.finish();
 }
 
@@ -313,7 +317,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   }
   t.moe_max_load = r.number("moe_max_load");
   t.moe_capacity_factor = r.number("moe_capacity_factor");
-  read_overlap(r, t);
+  read_overlap(r, t, where);
   if (r.has("bucket_size"))
     t.bucket_bytes = r.quantity("bucket_size");
   read_order(r, t);

@@ -110,7 +110,8 @@ const Section& state_bytes_section();
 
 /// Reads `training:`; `gpus` (from cluster) is checked against tp·pp·cp·dp and the layout
 /// against the model (LayoutRules), with the position of the offending key in every error.
-/// `where`, if given, receives the position of every key written.
+/// `where`, if given, receives the position of every key of `training:` (written or not) and of
+/// every `overlap.*` key written.
 struct ModelSpec;
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where = nullptr);
 

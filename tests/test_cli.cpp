@@ -69,6 +69,64 @@ TEST_CASE("--out writes the report files")
   CHECK(entries_in(out) == 2);
 }
 
+TEST_CASE("a step that does not fit leads with it and exits 3, unless --allow-oom")
+{
+  std::string exp = write_temp("oom.yaml", R"(name: oom
+model: gpt3-13b
+cluster: {platform: dgx-a100-80gb, gpus: 8}
+training: {tp: 1, pp: 1, dp: 8, micro_batch: 1, global_batch: 8, precision: bf16}
+)");
+  auto r = run_cli("run " + exp);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.rfind("OUT OF MEMORY: pipeline stage 0 needs ", 0) == 0); // the first line
+  CHECK(r.out.find("(dominated by optimizer states); this step would not run\n") != std::string::npos);
+  CHECK(r.err.find("oom does not fit in GPU memory") != std::string::npos);
+  CHECK(r.err.find("(exit 3; --allow-oom exits 0)") != std::string::npos);
+  // the report is still whole and written: the figures say what the step would cost
+  std::string out = temp_dir() + "/oom";
+  auto j = run_cli("run " + exp + " --json --out " + out);
+  CHECK(j.exit_code == 3);
+  CHECK(nlohmann::json::parse(j.out)["memory"]["fits"] == false);
+  CHECK(entries_in(out) == 2);
+  auto allowed = run_cli("run " + exp + " --allow-oom");
+  CHECK(allowed.exit_code == 0);
+  CHECK(allowed.err.empty());
+  CHECK(allowed.out == r.out);
+  // a step that fits says nothing of it
+  auto fits = run_cli("run " + source_path("experiments/quickstart.yaml"));
+  CHECK(fits.exit_code == 0);
+  CHECK(fits.out.rfind("quickstart\n", 0) == 0);
+}
+
+TEST_CASE("a setting the layout ignores is one warning line, and the run goes on")
+{
+  auto warnings = [](const std::string& training) {
+    std::string exp = write_temp("w.yaml", "name: w\nmodel: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                           "training: " + training + "\n");
+    auto r = run_cli("run " + exp);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return std::make_pair(exp, r.err);
+  };
+  // FSDP reduces per unit whatever overlap.grad_reduce says
+  auto [a, fsdp] = warnings("{tp: 1, dp: 8, zero: 3, framework: torchtitan, global_batch: 8,\n"
+                            "  overlap: {grad_reduce: false}}");
+  CHECK(fsdp == a + ":5:26: warning: training.overlap.grad_reduce has no effect with zero 3 under torchtitan; it "
+                    "reduce-scatters each unit's gradients when the unit's backward ends (FSDP), whatever overlap "
+                    "says\n");
+  // DeepSpeed's ZeRO-3 fills buckets, where the flag counts
+  CHECK(warnings("{tp: 1, dp: 8, zero: 3, framework: deepspeed, precision: fp16, global_batch: 8, overlap: "
+                 "{grad_reduce: false}}")
+            .second.empty());
+  auto [b, tp] = warnings("{tp: 2, dp: 4, global_batch: 8, overlap: {tp_comm: true}}");
+  CHECK(tp.find(b + ":4:") == 0);
+  CHECK(tp.find("warning: training.overlap.tp_comm has no effect without sequence_parallel at tp >= 2") !=
+        std::string::npos);
+  CHECK(warnings("{tp: 2, dp: 4, global_batch: 8, sequence_parallel: true, overlap: {tp_comm: true}}").second.empty());
+  auto [c, ddp] = warnings("{tp: 1, dp: 8, global_batch: 8, overlap: {param_gather: true}}");
+  CHECK(ddp.find("warning: training.overlap.param_gather has no effect with zero 0") != std::string::npos);
+  CHECK(warnings("{tp: 1, dp: 8, zero: 1, global_batch: 8, overlap: {param_gather: true}}").second.empty());
+}
+
 TEST_CASE("command-line usage errors exit 2, help and version exit 0")
 {
   CHECK(run_cli("--version").exit_code == 0);

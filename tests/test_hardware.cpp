@@ -246,7 +246,9 @@ TEST_CASE("pipeline layouts: Megatron's layout strings, the embedding and loss s
 
 TEST_CASE("Llama 3 405B on 16,384 H100 with Meta's layout runs and reports its per-stage layers")
 {
-  auto r = run_cli("run " + source_path("experiments/llama3-405b-16k.yaml") + " --json");
+  // the memory model puts Meta's layout 1 % over 80 GiB (80.89 GiB, activations without
+  // recompute), so run exits 3 on it; the layers are what this test reads
+  auto r = run_cli("run " + source_path("experiments/llama3-405b-16k.yaml") + " --json --allow-oom");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto j = nlohmann::json::parse(r.out);
   CHECK(j["gpus"] == 16384);
@@ -255,7 +257,7 @@ TEST_CASE("Llama 3 405B on 16,384 H100 with Meta's layout runs and reports its p
   CHECK(j["pipeline"]["layers_per_stage"][0] == 7);
   CHECK(j["pipeline"]["layers_per_stage"][15] == 7);
   CHECK(j["pipeline"]["stages"].get<std::string>().rfind("E 7 | 8 |", 0) == 0);
-  auto t = run_cli("run " + source_path("experiments/llama3-405b-16k.yaml"));
+  auto t = run_cli("run " + source_path("experiments/llama3-405b-16k.yaml") + " --allow-oom");
   CHECK(t.out.find("layers per pipeline stage: E 7 | 8 | 8") != std::string::npos);
   // without the slots the same layout is refused at vpp, as Megatron refuses it
   std::string bad = write_temp("l3.yaml", "model: llama3-405b\ncluster: {platform: dgx-h100, gpus: 16384}\n"

@@ -80,7 +80,8 @@ training: {tp: 1, pp: 1, dp: 8, ep: 8, micro_batch: 1, global_batch: 32, precisi
 nlohmann::json run_json(const std::string& yaml)
 {
   std::string f = clustersim::test::write_temp("moe.yaml", yaml);
-  auto r = clustersim::test::run_cli("run " + f + " --json");
+  // the figures, fitting or not (the baseline test's layout does not fit: exit 3 without the flag)
+  auto r = clustersim::test::run_cli("run " + f + " --json --allow-oom");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return nlohmann::json::parse(r.out);
 }

@@ -7,6 +7,7 @@
 #include "Slurm.hpp"
 #include "Suggest.hpp"
 #include "Sweep.hpp"
+#include "Units.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -115,6 +116,7 @@ void add_run_command(CLI::App& app, Action& action)
     int jobs = 0;
     std::string trace;
     bool kernels = false;
+    bool allow_oom = false;
     bool slurm = false;
     SlurmOptions s;
   };
@@ -130,6 +132,8 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_option("--jobs", opt->jobs, "sweeps: simulations in parallel (default: all cores)");
   cmd->add_option("--trace", opt->trace, "write a Chrome/Perfetto trace of the step to FILE.json");
   cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
+  cmd->add_flag("--allow-oom", opt->allow_oom,
+                "exit 0 when the step does not fit in GPU memory (default: exit 3, after the report)");
   cmd->add_flag("--slurm", opt->slurm,
                 "sweeps: submit the shards as a Slurm job array into DIR/shards/I and a job that merges them "
                 "into DIR (needs --out)");
@@ -167,6 +171,8 @@ void add_run_command(CLI::App& app, Action& action)
         check_directory(opt->out, "--out");
       if (!opt->trace.empty())
         check_file(opt->trace, "--trace");
+      for (const std::string& w : ineffective_settings(e))
+        std::fprintf(stderr, "%s\n", w.c_str());
       std::string trace;
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";
@@ -180,6 +186,15 @@ void add_run_command(CLI::App& app, Action& action)
         out.add(opt->trace, trace, "--trace");
       out.commit();
       std::cout << (opt->json ? json : text);
+      if (!m.memory.fits && !opt->allow_oom) {
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "clustersim: %s does not fit in GPU memory: pipeline stage %d needs %s of %s (exit 3; "
+                     "--allow-oom exits 0)\n",
+                     e.name.c_str(), m.memory.stage, format_bytes(m.memory.peak).c_str(),
+                     format_bytes(m.memory.capacity).c_str());
+        return kExitOutOfMemory;
+      }
       return 0;
     };
   });

@@ -15,6 +15,10 @@ namespace clustersim {
 
 using Action = std::function<int()>;
 
+/// Exit statuses: 0 done, 1 internal error, 2 bad input (nothing written), 3 `run` of a step
+/// that does not fit in GPU memory (its report is written and printed; --allow-oom gives 0).
+constexpr int kExitOutOfMemory = 3;
+
 /// Every subcommand (one is required); `action` is set to the selected one's once parsing
 /// succeeded.
 void add_commands(CLI::App& app, Action& action);

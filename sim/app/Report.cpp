@@ -27,6 +27,15 @@ std::string format_report(const RunMetrics& m)
     std::snprintf(b, sizeof b, "%.*f", digits, v);
     return std::string(b);
   };
+  const MemoryBreakdown& mem = m.memory;
+  if (!mem.fits) {
+    // a step that cannot run leads with it: the figures below describe a step that would not run
+    std::snprintf(buf, sizeof buf,
+                  "OUT OF MEMORY: pipeline stage %d needs %s per GPU of %s (dominated by %s); this step would not "
+                  "run\n",
+                  mem.stage, format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(), mem.dominant.c_str());
+    o << buf;
+  }
   o << m.name << "\n";
   std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
                 m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
@@ -92,7 +101,6 @@ std::string format_report(const RunMetrics& m)
                   format_time(l.exposed_dp).c_str(), format_time(l.exposed_ep).c_str(), format_time(l.bubble).c_str());
     o << buf;
   }
-  const MemoryBreakdown& mem = m.memory;
   std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
                 format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),
                 mem.fits ? "fits" : ("OUT OF MEMORY (dominated by " + mem.dominant + ")").c_str());

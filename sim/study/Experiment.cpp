@@ -204,6 +204,27 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
   check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
 }
 
+std::vector<std::string> ineffective_settings(const ExperimentSpec& e)
+{
+  const TrainingSpec& t = e.training;
+  std::vector<std::string> out;
+  auto warn = [&](const std::string& key, const std::string& what) {
+    out.push_back(e.at("training." + key).str() + ": warning: training." + key + " " + what);
+  };
+  auto written = [&](const std::string& key) { return e.where.count("training." + key) > 0; };
+  // only what the user wrote: the section's defaults are the framework's usual settings
+  if (written("overlap.tp_comm") && t.overlap.tp_comm && (t.tp < 2 || !t.sequence_parallel))
+    warn("overlap.tp_comm", "has no effect without sequence_parallel at tp >= 2; what it overlaps are sequence "
+                            "parallelism's all-gathers and reduce-scatters with the GEMMs next to them");
+  if (written("overlap.param_gather") && t.overlap.param_gather && t.zero == 0)
+    warn("overlap.param_gather", "has no effect with zero 0; data parallelism without sharding gathers no parameters");
+  if (written("overlap.grad_reduce") && t.zero == 3 && t.frameworks && !t.traits().sharded.per_tensor)
+    warn("overlap.grad_reduce", std::string("has no effect with zero 3 under ") + to_string(t.framework) +
+                                    "; it reduce-scatters each unit's gradients when the unit's backward ends "
+                                    "(FSDP), whatever overlap says");
+  return out;
+}
+
 ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog)
 {
   return parse_experiment(YamlNode::load_file(path), catalog);

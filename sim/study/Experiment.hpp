@@ -63,6 +63,10 @@ ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog);
 /// baseline, simulation, budget; `sweep` and `plot` are accepted and read elsewhere).
 ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog);
 
+/// Settings written in the experiment that the chosen layout ignores, one line each:
+/// "FILE:LINE:COL: warning: KEY has no effect ...; why". Empty when every setting counts.
+std::vector<std::string> ineffective_settings(const ExperimentSpec& e);
+
 /// `training.collective_algo`: "auto", or a registered algorithm with, optionally, one of its
 /// protocols ("ring/simple"); otherwise a ConfigError at `where` listing the valid ones.
 void check_collective_algo(const std::string& algo, const SourceLocation& where);
