@@ -299,8 +299,11 @@ void MaxMinNetwork::fill_component(double now)
         auto i = static_cast<std::size_t>(h.resource);
         const double before = unfixed_[i] > 0 ? key(h.resource) : 0;
         avail_[i] -= v;
-        if (--unfixed_[i] > 0 && key(h.resource) < before)
-          push(key(h.resource), h.resource);
+        if (--unfixed_[i] == 0)
+          continue;
+        const double after = key(h.resource);
+        if (after < before)
+          push(after, h.resource);
       }
     };
     std::size_t next = 0;

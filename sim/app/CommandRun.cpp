@@ -7,7 +7,6 @@
 #include "Slurm.hpp"
 #include "Suggest.hpp"
 #include "Sweep.hpp"
-#include "Units.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -188,11 +187,8 @@ void add_run_command(CLI::App& app, Action& action)
       std::cout << (opt->json ? json : text);
       if (!m.memory.fits && !opt->allow_oom) {
         std::fflush(stdout);
-        std::fprintf(stderr,
-                     "clustersim: %s does not fit in GPU memory: pipeline stage %d needs %s of %s (exit 3; "
-                     "--allow-oom exits 0)\n",
-                     e.name.c_str(), m.memory.stage, format_bytes(m.memory.peak).c_str(),
-                     format_bytes(m.memory.capacity).c_str());
+        std::fprintf(stderr, "clustersim: %s does not fit in GPU memory: %s (exit 3; --allow-oom exits 0)\n",
+                     e.name.c_str(), describe_oom(m.memory).c_str());
         return kExitOutOfMemory;
       }
       return 0;

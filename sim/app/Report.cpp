@@ -28,14 +28,8 @@ std::string format_report(const RunMetrics& m)
     return std::string(b);
   };
   const MemoryBreakdown& mem = m.memory;
-  if (!mem.fits) {
-    // a step that cannot run leads with it: the figures below describe a step that would not run
-    std::snprintf(buf, sizeof buf,
-                  "OUT OF MEMORY: pipeline stage %d needs %s per GPU of %s (dominated by %s); this step would not "
-                  "run\n",
-                  mem.stage, format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(), mem.dominant.c_str());
-    o << buf;
-  }
+  if (!mem.fits) // a step that cannot run leads with it: the figures below describe a step that would not run
+    o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
   o << m.name << "\n";
   std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
                 m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
@@ -113,6 +107,12 @@ std::string format_report(const RunMetrics& m)
   o << "\n  simulation: " << m.mode << ", " << m.simulated_ranks << " of " << m.gpus << " ranks, " << m.engine
     << " engine (" << m.mode_reason << ")\n";
   return o.str();
+}
+
+std::string describe_oom(const MemoryBreakdown& mem)
+{
+  return "pipeline stage " + std::to_string(mem.stage) + " needs " + format_bytes(mem.peak) + " per GPU of " +
+         format_bytes(mem.capacity) + " (dominated by " + mem.dominant + ")";
 }
 
 std::string format_kernels(const ExperimentSpec& e)

@@ -8,6 +8,10 @@
 namespace clustersim {
 
 std::string format_report(const RunMetrics& m);
+
+/// "pipeline stage S needs X per GPU of Y (dominated by Z)": why a step does not fit, for the
+/// report's first line and run's exit message.
+std::string describe_oom(const MemoryBreakdown& mem);
 /// Every priced kernel of one transformer layer (and the output layer) of one micro-batch on
 /// one GPU: what it computes in, its FLOPs and bytes, forward, backward and recomputed time,
 /// and the rate achieved; the attention backend and the framework's kernel set and recipe.

@@ -17,9 +17,7 @@
 #include "InlineVector.hpp"
 #include "PodVector.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
