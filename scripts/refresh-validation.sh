@@ -15,10 +15,13 @@ if [ ! -d "$src" ]; then
   exit 0
 fi
 changed=0
-for f in "$src"/*.yaml "$src"/README.md; do
-  name=$(basename "$f")
+# the case files, the schema, and the platforms the cases name by relative path (platforms/)
+for f in "$src"/*.yaml "$src"/README.md "$src"/platforms/*.yaml; do
+  [ -e "$f" ] || continue
+  name=${f#"$src"/}
   if ! cmp -s "$f" "$dst/$name"; then
     echo "refresh-validation: $name differs; copying (update PROVENANCE.md's sha256 table)"
+    mkdir -p "$(dirname "$dst/$name")"
     cp "$f" "$dst/$name"
     changed=1
   fi

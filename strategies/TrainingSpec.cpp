@@ -100,6 +100,12 @@ const Section& training_section()
               .computed("the framework's default (torchtitan, automodel: on with FP8)"),
           K::choice("moe_token_dispatcher", "alltoall", {"allgather", "alltoall", "deepep", "hybridep"},
                     "how MoE tokens reach their experts"),
+          K::choice("cuda_graph_impl", "none", {"none", "transformer_engine", "local", "full_iteration"},
+                    "CUDA graphs (Megatron-Core's --cuda-graph-impl): none (every kernel launched from the host), "
+                    "per-layer graphs of cuda_graph_scope (transformer_engine, local), or one graph per "
+                    "forward-backward iteration with no host synchronisation (full_iteration)"),
+          K::list("cuda_graph_scope", "the parts of each layer per-layer graphs capture (attn, mlp, moe, moe_router, "
+                                      "moe_preprocess, mamba); empty: the whole layer"),
           K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way (Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
           K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
                     "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
@@ -250,7 +256,52 @@ void read_order(SectionReader& r, TrainingSpec& t)
   t.order = order;
 }
 
+/// cuda_graph_impl and its scope (Megatron-Core transformer_config.py: the scope selects what
+/// per-layer graphs capture, is empty for the whole layer and must be empty with
+/// full_iteration; the older spelling local + [full_iteration] is one graph per iteration).
+void read_cuda_graphs(SectionReader& r, TrainingSpec& t)
+{
+  t.cuda_graph_impl = r.choice("cuda_graph_impl");
+  auto list = r.find("cuda_graph_scope");
+  if (!list)
+    return;
+  static const std::vector<std::string> parts{"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba",
+                                              "full_iteration"};
+  const bool per_layer = t.cuda_graph_impl == "transformer_engine" || t.cuda_graph_impl == "local";
+  for (const auto& item : list->items()) {
+    std::string part = item.as_choice(parts, "graph scope");
+    if (!per_layer)
+      item.fail("cuda_graph_scope '" + part + "' with cuda_graph_impl " + t.cuda_graph_impl,
+                "a scope only with cuda_graph_impl transformer_engine or local");
+    if (part == "full_iteration") {
+      if (t.cuda_graph_impl != "local")
+        item.fail("graph scope full_iteration is the older spelling of cuda_graph_impl full_iteration with local",
+                  "cuda_graph_impl: full_iteration, or local with [full_iteration]");
+      t.cuda_graph_impl = "full_iteration";
+      continue;
+    }
+    t.cuda_graph_scope.push_back(part);
+  }
+  if (t.cuda_graph_impl == "full_iteration" && !t.cuda_graph_scope.empty())
+    list->fail("cuda_graph_scope mixes full_iteration with per-layer parts", "either [full_iteration] or layer parts");
+  const bool router = std::find(t.cuda_graph_scope.begin(), t.cuda_graph_scope.end(), "moe_router") !=
+                      t.cuda_graph_scope.end();
+  const bool pre = std::find(t.cuda_graph_scope.begin(), t.cuda_graph_scope.end(), "moe_preprocess") !=
+                   t.cuda_graph_scope.end();
+  if (pre && !router)
+    list->fail("graph scope moe_preprocess without moe_router", "moe_preprocess together with moe_router");
+}
+
 } // namespace
+
+bool TrainingSpec::graph_captures(const std::string& part) const
+{
+  if (cuda_graph_impl != "transformer_engine" && cuda_graph_impl != "local")
+    return false;
+  if (cuda_graph_scope.empty())
+    return part != "moe_experts"; // the whole layer; the routed experts' dynamic shapes never
+  return std::find(cuda_graph_scope.begin(), cuda_graph_scope.end(), part) != cuda_graph_scope.end();
+}
 
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)
 {
@@ -308,6 +359,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   if (r.has("compile"))
     t.compile = r.boolean("compile");
   t.moe_dispatcher = r.choice("moe_token_dispatcher");
+  read_cuda_graphs(r, t);
   t.moe_a2a_overlap = r.boolean("moe_a2a_overlap");
   t.moe_load_balance = r.choice("moe_load_balance");
   for (const char* key : {"moe_max_load", "moe_capacity_factor"}) {

@@ -62,6 +62,13 @@ struct TrainingSpec {
   std::string fp8_recipe; ///< delayed | tensorwise | mxfp8 | blockwise (precision fp8); empty: the framework's
   std::optional<bool> compile; ///< torch.compile of each block; unset: the framework's default
   std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: allgather | alltoall | deepep | hybridep
+  /// Megatron-Core's --cuda-graph-impl: none | transformer_engine | local | full_iteration.
+  std::string cuda_graph_impl = "none";
+  /// Its --cuda-graph-scope (per-layer graphs): attn, mlp, moe, moe_router, moe_preprocess,
+  /// mamba; empty: the whole layer.
+  std::vector<std::string> cuda_graph_scope;
+  /// Whether per-layer graphs (transformer_engine | local) capture `part` of a layer.
+  bool graph_captures(const std::string& part) const;
   bool moe_a2a_overlap = false;            ///< EP all-to-all of one micro-batch behind another's compute
   std::string moe_load_balance = "aux_loss"; ///< force_balanced | aux_loss | dropless
   double moe_max_load = 0;        ///< stated max/mean expert-rank load (0: drawn)

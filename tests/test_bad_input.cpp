@@ -398,3 +398,23 @@ TEST_CASE("an unknown engine is one line, in an experiment and on validate's com
   expect_error("validate " + source_path("experiments/validation/public.yaml") + " --engine evnt", "command line:",
                "unknown engine 'evnt'; did you mean 'event'?");
 }
+
+TEST_CASE("CUDA graph settings are checked where they are written")
+{
+  const std::string a = experiment("cg1.yaml", "{dp: 8, cuda_graph_impl: partial}");
+  expect_error("run " + a, a + ":4:", "'partial'");
+  const std::string b = experiment("cg2.yaml", "{dp: 8, cuda_graph_impl: none, cuda_graph_scope: [attn]}");
+  expect_error("run " + b, b + ":4:", "cuda_graph_scope 'attn' with cuda_graph_impl none");
+  const std::string c =
+      experiment("cg3.yaml", "{dp: 8, cuda_graph_impl: transformer_engine, cuda_graph_scope: [moe_preprocess]}");
+  expect_error("run " + c, c + ":4:", "moe_preprocess without moe_router");
+  const std::string d = experiment("cg4.yaml", "{dp: 8, cuda_graph_impl: transformer_engine, cuda_graph_scope: [atn]}");
+  expect_error("run " + d, d + ":4:", "did you mean 'attn'");
+  const std::string e =
+      experiment("cg5.yaml", "{dp: 8, cuda_graph_impl: transformer_engine, cuda_graph_scope: [full_iteration]}");
+  expect_error("run " + e, e + ":4:", "older spelling");
+  // the older spelling itself is one graph per iteration
+  const std::string ok = experiment("cg6.yaml", "{dp: 8, global_batch: 8, cuda_graph_impl: local, "
+                                                "cuda_graph_scope: [full_iteration]}");
+  CHECK(run_cli("run " + ok).exit_code == 0);
+}
