@@ -277,9 +277,9 @@ MemoryBreakdown CostModel::memory(int stage) const
   // (GPT-style models) the embedding keeps its 1-byte mask too
   if (first && model_.bias)
     m.activations += T * h / sp * in_flight;
-  // buffers: the logits (16-bit) and the loss's fp32 buffers on the last stage
+  // buffers: the logits (16-bit) and the loss's own buffers on the last stage
   const FrameworkTraits& f = training_.traits();
-  double logits_ws = last ? T * model_.vocab / t * (e + 4.0 * f.loss_fp32_copies) : 0.0;
+  double logits_ws = last ? T * model_.vocab / t * (e * (1 + f.loss_16bit_copies) + 4.0 * f.loss_fp32_copies) : 0.0;
   const double grad_bytes = f.grad_reduce(training_.precision);
   double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
                                              : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;

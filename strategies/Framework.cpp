@@ -19,12 +19,6 @@ template <class T> std::vector<std::string> keys_of(const std::map<std::string, 
 
 } // namespace
 
-const std::vector<std::string>& attention_backend_names()
-{
-  static const std::vector<std::string> names{"cudnn", "fa2", "fa3"};
-  return names;
-}
-
 ElementwiseKernel KernelSet::op(const std::string& n) const
 {
   auto it = ops.find(n);
@@ -151,7 +145,7 @@ const Section& framework_section()
           K::string("kernels", "", "kernel set without torch.compile").must(),
           K::boolean("compile", false, "torch.compile is on by default"),
           K::boolean("compile_with_fp8", false, "torch.compile is on by default when FP8 is"),
-          K::list("attention", "flash-attention backends in order of preference (cudnn, fa2, fa3)").must(),
+          K::list("attention", "flash-attention backends in order of preference (cudnn, fa1, fa2, fa3)").must(),
           K::choice("selective_recompute", "core_attention", {"core_attention", "op"},
                     "what selective recompute recomputes: the attention core (Megatron), or every op but the "
                     "saved matmuls, SDPA and collectives (torch selective activation checkpointing)"),
@@ -160,6 +154,12 @@ const Section& framework_section()
                     "before them (and a reduce-scatter of dK/dV after)"),
           K::string("fp8_recipe", "delayed", "default FP8 recipe (section fp8_recipe)"),
           K::boolean("fp8_output_layer", false, "the vocabulary projection runs in FP8 too"),
+          K::value("ops", "element-wise ops the framework launches otherwise than its kernel set: op name to "
+                          "section kernel_op (as in a kernel set)"),
+          K::number("loss_16bit_copies", 0, 0, 4,
+                    "logits-sized buffers in the activations' 16-bit type alive at the loss's peak besides the "
+                    "logits: 1 for flash-attn's fused cross entropy without in-place backward (its gradient)")
+              .counts("buffers"),
           K::number("loss_fp32_copies", 2, 0, 4,
                     "fp32 logits-sized buffers alive at the loss's peak besides the 16-bit logits: 1 for Megatron's "
                     "vocab-parallel cross entropy (one fp32 copy; max, exp, softmax and the gradient in place), 2 for "
@@ -252,24 +252,29 @@ CastKernel read_cast(const YamlNode& n, bool* per_step)
   return c;
 }
 
+/// A mapping of element-wise op names to their passes, into `ops` (replacing what is there).
+void read_ops(const YamlNode& list, std::map<std::string, ElementwiseKernel>& ops)
+{
+  static const std::vector<std::string> names{"norm",       "rotary",     "swiglu",        "gelu",     "residual",
+                                              "attention_output", "gqa_expand", "cross_entropy", "embedding",
+                                              "ring_attention_step", "moe_permute", "moe_unpermute", "moe_sort_chunks"};
+  if (!list.is_map())
+    list.fail("ops must be a mapping of op name to its passes", "{norm: {forward: ..., backward: ...}, ...}");
+  for (auto& [key, value] : list.entries()) {
+    std::string op = key.as_choice(names, "element-wise op");
+    SectionReader o(value, kernel_op_section(), "op '" + op + "'");
+    ops[op] = ElementwiseKernel{read_pass(o.require("forward")), read_pass(o.require("backward"))};
+    o.finish();
+  }
+}
+
 KernelSet read_kernel_set(const std::string& name, const YamlNode& n)
 {
-  static const std::vector<std::string> ops{"norm",       "rotary",     "swiglu",        "gelu",     "residual",
-                                            "attention_output", "gqa_expand", "cross_entropy", "embedding",
-                                            "ring_attention_step", "moe_permute", "moe_unpermute", "moe_sort_chunks"};
   KernelSet k;
   k.name = name;
   SectionReader r(n, kernel_set_section(), "kernel set '" + name + "'");
   k.doc = r.string("doc");
-  YamlNode list = r.require("ops");
-  if (!list.is_map())
-    list.fail("ops must be a mapping of op name to its passes", "{norm: {forward: ..., backward: ...}, ...}");
-  for (auto& [key, value] : list.entries()) {
-    std::string op = key.as_choice(ops, "element-wise op");
-    SectionReader o(value, kernel_op_section(), "op '" + op + "'");
-    k.ops[op] = ElementwiseKernel{read_pass(o.require("forward")), read_pass(o.require("backward"))};
-    o.finish();
-  }
+  read_ops(r.require("ops"), k.ops);
   r.finish();
   return k;
 }
@@ -336,7 +341,7 @@ void read_sharded(FrameworkTraits& f, const YamlNode& n)
   r.finish();
 }
 
-FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const std::map<std::string, KernelSet>& sets,
+FrameworkTraits read_framework(const std::string& name, const YamlNode& n, std::map<std::string, KernelSet>& sets,
                                const std::map<std::string, Fp8Recipe>& recipes)
 {
   FrameworkTraits f;
@@ -349,12 +354,21 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const
     kernels.fail(unknown_name("kernel set", f.kernels, keys_of(sets)), join(keys_of(sets)));
   if (!sets.count("compiled"))
     kernels.fail("the kernel sets have no 'compiled' set (what torch.compile runs)", "a kernel set named compiled");
+  if (auto ops = r.find("ops")) {
+    // the framework's own element-wise ops over its kernel set's: a set of its own
+    KernelSet own = sets.at(f.kernels);
+    own.name = f.kernels + "+" + name;
+    own.doc += "; " + name + "'s own ops";
+    read_ops(*ops, own.ops);
+    f.kernels = own.name;
+    sets[own.name] = std::move(own);
+  }
   f.compile = r.boolean("compile");
   f.compile_with_fp8 = r.boolean("compile_with_fp8");
   for (const auto& item : r.require("attention").items())
-    f.attention.push_back(item.as_choice(attention_backend_names(), "attention backend"));
+    f.attention.push_back(item.as_choice(attention_backends(), "attention backend"));
   if (f.attention.empty())
-    r.require("attention").fail("no attention backend listed", join(attention_backend_names()));
+    r.require("attention").fail("no attention backend listed", join(attention_backends()));
   f.selective = r.choice("selective_recompute");
   f.cp_all_gather = r.choice("context_parallel") == "all_gather";
   YamlNode recipe = r.has("fp8_recipe") ? r.require("fp8_recipe") : n;
@@ -363,6 +377,7 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, const
     recipe.fail(unknown_name("fp8 recipe", f.fp8_recipe, keys_of(recipes)), join(keys_of(recipes)));
   f.fp8_output_layer = r.boolean("fp8_output_layer");
   f.loss_fp32_copies = r.number("loss_fp32_copies");
+  f.loss_16bit_copies = r.number("loss_16bit_copies");
   f.moe_probs_in_activation = r.choice("moe_probs") == "activation";
   f.moe_round_robin = r.choice("balanced_routing") == "round_robin";
   read_states(f, r.require("state_bytes"));

@@ -102,6 +102,7 @@ struct FrameworkTraits {
   std::string fp8_recipe;
   bool fp8_output_layer = false;  ///< the vocabulary projection runs in FP8 too
   double loss_fp32_copies = 2;    ///< fp32 logits-sized buffers at the loss's peak
+  double loss_16bit_copies = 0;   ///< 16-bit logits-sized buffers there besides the logits
   /// MoE: the router probabilities weigh the experts' activation (so the unpermutation keeps no
   /// copy of the experts' outputs), else they weigh those outputs in the unpermutation
   bool moe_probs_in_activation = false;
@@ -138,7 +139,6 @@ private:
 };
 
 /// The flash-attention backends a GPU's curves and a framework may name.
-const std::vector<std::string>& attention_backend_names();
 
 const Section& frameworks_file_section();
 const Section& framework_section();

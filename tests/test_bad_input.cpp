@@ -347,6 +347,14 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
       {"frameworks.yaml", "\n    balanced_routing: round_robin", "\n    balanced_routing: roundrobin",
        "did you mean 'round_robin'?"},
       {"gpus.yaml", "  sustained: 0.78", "  sustained: 7.8", "7.8"},
+      {"gpus.yaml", "    of: fa2-ampere", "    of: fa2-amper", "did you mean 'fa2-ampere'?"},
+      {"gpus.yaml", "    of: fa2-ampere", "    of: fa3-hopper", "attention curve defined above"},
+      {"gpus.yaml", "    scale: 0.5", "    scale: 5", "5"},
+      {"gpus.yaml", "    peak: 312TFLOPS\n    of: fa2-ampere\n    scale: 0.5", "    peak: 312TFLOPS\n    scale: 0.5",
+       "scale without of"},
+      {"frameworks.yaml", "\n    ops:\n      cross_entropy:", "\n    ops:\n      cross_entrpy:",
+       "did you mean 'cross_entropy'?"},
+      {"frameworks.yaml", "\n    loss_16bit_copies: 1", "\n    loss_16bit_copies: 9", "9"},
   };
   const std::string saved = std::getenv("CLUSTERSIM_DATA") ? std::getenv("CLUSTERSIM_DATA") : "";
   for (const Edit& e : edits) {

@@ -570,6 +570,50 @@ TEST_CASE("Megatron's cross entropy keeps one fp32 copy of the logits, torch's F
   CHECK(torch - megatron == doctest::Approx(4 * logits).epsilon(1e-9));
 }
 
+TEST_CASE("flash-attn's fused cross entropy (FSDP1 stacks) keeps no fp32 copy: the logits and their 16-bit gradient")
+{
+  const ModelSpec m = preset("llama3-8b");
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = training(1, 1, 1, 1);
+  t.global_batch = 1;
+  const double logits = static_cast<double>(m.seq_len) * m.vocab;
+  t.framework = Framework::megatron;
+  const double megatron = CostModel(m, t, gpu).memory(0).buffers;
+  t.framework = Framework::fsdp;
+  const double fused = CostModel(m, t, gpu).memory(0).buffers;
+  // Megatron: 2 + 4 bytes per logit; the fused loss: 2 + 2
+  CHECK(megatron - fused == doctest::Approx(2 * logits).epsilon(1e-9));
+  // and its kernels: one pass over the logits each way instead of Megatron's fp32 passes
+  const auto ce = [&](Framework f) {
+    t.framework = f;
+    for (const OpCost& o : CostModel(m, t, gpu).logits().ops)
+      if (o.name == "cross_entropy")
+        return o;
+    return OpCost{};
+  };
+  CHECK(ce(Framework::fsdp).kernels == 2);
+  CHECK(ce(Framework::fsdp).forward < ce(Framework::megatron).forward / 4);
+}
+
+TEST_CASE("FSDP1's MPT runs the Triton flash attention: half FlashAttention-2's throughput on A100, FA2 where no curve exists")
+{
+  const ModelSpec m = preset("llama3-8b");
+  TrainingSpec t = training(1, 1, 1, 1);
+  t.global_batch = 1;
+  t.flash_attention = true;
+  auto core = [&](Framework f, const char* gpu) {
+    t.framework = f;
+    for (const OpCost& o : CostModel(m, t, *catalog().gpus().find(gpu)).attention_block().ops)
+      if (o.kind == "attention")
+        return o.forward + o.backward;
+    return 0.0;
+  };
+  const double launch = 2 * catalog().gpus().find("a100-sxm4-80gb")->launch_gap;
+  CHECK(core(Framework::fsdp, "a100-sxm4-80gb") - launch ==
+        doctest::Approx(2 * (core(Framework::torchtitan, "a100-sxm4-80gb") - launch)).epsilon(1e-9));
+  CHECK(core(Framework::fsdp, "h100-sxm5-80gb") == doctest::Approx(core(Framework::torchtitan, "h100-sxm5-80gb")));
+}
+
 TEST_CASE("recompute modules layernorm, shared_experts and moe free what they rebuild in backward - FC2 outputs kept only where the unpermutation weighs them")
 {
   const ModelSpec m = small_moe();

@@ -84,6 +84,12 @@ void GpuSpec::derive()
     g.ceiling = g.m > 0 ? g.fraction / gemm_shape_factor(g.m, g.n, g.k) : g.fraction;
 }
 
+const std::vector<std::string>& attention_backends()
+{
+  static const std::vector<std::string> names{"cudnn", "fa1", "fa2", "fa3"};
+  return names;
+}
+
 const AttentionCurve* GpuSpec::attention_curve(const std::vector<std::string>& preferred, std::string* backend) const
 {
   for (const auto& b : preferred) {
@@ -193,7 +199,7 @@ const Section& gpu_section()
           K::quantity_of("power_cap", Quantity::power, "", 1, 1e5, "board power limit it runs at")
               .computed("none: the GPU may draw its tdp"),
           K::section("efficiency", "gpu.efficiency", "achievable fractions of the peaks").must(),
-          K::value("attention", "flash-attention backends (cudnn, fa2, fa3) to the name of a published curve "
+          K::value("attention", "flash-attention backends (cudnn, fa1, fa2, fa3) to the name of a published curve "
                                 "(attention_kernels of platforms/gpus.yaml)"),
       }};
   return s;
@@ -276,7 +282,12 @@ const Section& attention_curve_section()
           K::quantity_of("peak", Quantity::flop_rate, "", 1e9, 1e17,
                          "dense 16-bit peak of the GPU measured (the curve applies to others as fractions of it)")
               .must(),
-          K::list("points", "measurements: section attention_point each").must(),
+          K::list("points", "measurements: section attention_point each")
+              .computed("those of `of`, scaled"),
+          K::string("of", "", "a curve defined above this one whose points this one scales (a kernel published "
+                              "only as a ratio to another)"),
+          K::number("scale", 1, 0.01, 1, "with `of`: this kernel's throughput over that one's")
+              .counts("ratio"),
       }};
   return s;
 }
@@ -374,19 +385,39 @@ void read_attention(const YamlNode& n, GpuSpec& g, const std::map<std::string, s
   for (const auto& [k, v] : curves)
     names.push_back(k);
   for (auto& [key, value] : n.entries()) {
-    std::string backend = key.as_choice({"cudnn", "fa2", "fa3"}, "attention backend");
+    std::string backend = key.as_choice(attention_backends(), "attention backend");
     std::string curve = value.as_choice(names, "attention curve");
     g.attention[backend] = curves.at(curve);
   }
 }
 
-std::shared_ptr<const AttentionCurve> read_curve(const std::string& name, const YamlNode& n)
+std::shared_ptr<const AttentionCurve> read_curve(const std::string& name, const YamlNode& n,
+                                                const std::map<std::string, std::shared_ptr<const AttentionCurve>>& above)
 {
   auto c = std::make_shared<AttentionCurve>();
   c->name = name;
   SectionReader r(n, attention_curve_section(), "attention curve '" + name + "'");
   c->doc = r.string("doc");
   const double peak = r.quantity("peak") / 1e12;
+  if (auto of = r.find("of")) {
+    // a derived curve: another's points (as fractions of its peak) at `scale` of its throughput
+    if (r.has("points"))
+      r.require("points").fail("a curve with `of` takes its points from that curve", "either points or of + scale");
+    std::vector<std::string> names;
+    for (const auto& [k, v] : above)
+      names.push_back(k);
+    const std::string base = of->as_choice(names, "attention curve defined above");
+    const double scale = r.number("scale");
+    for (AttentionCurve::Point p : above.at(base)->points) {
+      p.forward *= scale;
+      p.backward *= scale;
+      c->points.push_back(p);
+    }
+    r.finish();
+    return c;
+  }
+  if (r.has("scale"))
+    r.require("scale").fail("scale without of", "scale only with of: CURVE");
   YamlNode list = r.require("points");
   for (const auto& item : list.items()) {
     SectionReader pr(item, attention_point_section());
@@ -502,7 +533,7 @@ GpuCatalog GpuCatalog::load(const std::string& path)
     if (!a->is_map())
       a->fail("attention_kernels must map curve names to curves", "NAME: {doc: ..., peak: ..., points: [...]}");
     for (auto& [key, value] : a->entries())
-      catalog.curves_[key.as_string()] = read_curve(key.as_string(), value);
+      catalog.curves_[key.as_string()] = read_curve(key.as_string(), value, catalog.curves_);
   }
   top.finish();
   catalog.k_overhead_ = k_overhead;

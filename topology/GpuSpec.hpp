@@ -31,6 +31,10 @@ struct GemmMeasurement {
 
 /// Published flash-attention throughput by shape: forward and backward, as fractions of the
 /// dense 16-bit peak of the GPU it was measured on, at (head dim, causal, sequence length).
+/// The flash-attention backends a framework may call and a GPU may have a curve for: cuDNN's
+/// fused attention, FlashAttention-1 (and its Triton port), -2 and -3.
+const std::vector<std::string>& attention_backends();
+
 struct AttentionCurve {
   struct Point {
     double head_dim = 0;
