@@ -95,6 +95,12 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     const Task& t = w.task(id);
     double gap_end = r.start[id];
     if (gap_end > cursor) {
+      // once the task was ready, the GPU waited for the host to issue it
+      const double ready = std::max(cursor, std::min(gap_end, r.ready[id]));
+      b.host += gap_end - ready;
+      gap_end = ready;
+    }
+    if (gap_end > cursor) {
       // what the task waited for: its latest-finishing dependency
       const TaskId blocker = latest_dependency(w, r, id);
       if (blocker == kNoTask)

@@ -4,7 +4,8 @@
 /// waited for: the part of a communication task's run that overlaps the gap is exposed
 /// communication of its kind, the part before it started (waiting for other ranks to arrive)
 /// is bubble. The tail after the last compute goes to whatever the rank still ran, the rest
-/// to bubble. By construction the terms sum to the step time.
+/// to bubble. A gap after the next compute task was ready is host-bound: the GPU waited for the
+/// host to issue it. By construction the terms sum to the step time.
 
 #include "Executor.hpp"
 #include "Workload.hpp"
@@ -23,6 +24,7 @@ struct Breakdown {
   double exposed_dp = 0;
   double exposed_ep = 0;
   double bubble = 0;
+  double host = 0; ///< the compute stream idle, its next task ready but not yet issued by the host
   double other = 0;
 
   double exposed_comm() const { return exposed_tp + exposed_cp + exposed_pp + exposed_dp + exposed_ep; }

@@ -23,6 +23,7 @@ constexpr double kTimingPrecision = 1e-9;
 
 enum class EventKind : std::uint8_t {
   task_end,     ///< a compute delay or a contention-free transfer ended: id = task
+  issued,       ///< the host has issued a compute task that was ready before: id = task
   call_end,     ///< a collective's last latency (or its whole delay) ended: id = call
   phase_end,    ///< a phase's latency ended: id = call
   transfer_end, ///< a transfer's latency after its flow ended: id = the send task
@@ -58,6 +59,8 @@ public:
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
       calls_[call].present = shape.present[call];
     compute_as_delay_ = shape.one_compute_stream;
+    if (w.has_host())
+      host_.assign(w.ranks(), 0.0);
     // each task knows its stream's next one: walking a stream then reads memory next to the
     // task just finished (tasks of one operation on neighbouring ranks were made together),
     // where the per-stream program lists lie anywhere
@@ -188,6 +191,10 @@ private:
       finish(e.id);
       break;
     }
+    case EventKind::issued:
+      res_.start[e.id] = now_;
+      run_compute(e.id, w_.task(e.id));
+      break;
     case EventKind::call_end:
       finish_call(e.id);
       break;
@@ -230,6 +237,14 @@ private:
     const Task& t = w_.task(id);
     switch (t.kind) {
     case TaskKind::compute:
+      if (!host_.empty() && t.stream == Stream::compute) {
+        const double issue = host_[t.rank] = issue_time(w_, id, host_[t.rank], res_.end);
+        if (issue > now_) {
+          state_[id] = kArrived;
+          at(issue, EventKind::issued, id);
+          break;
+        }
+      }
       res_.start[id] = now_;
       run_compute(id, t);
       break;
@@ -493,6 +508,8 @@ private:
   std::size_t events_ = 0;
   std::size_t instants_ = 0;
   bool compute_as_delay_ = true;
+  /// Per rank: when its host finished issuing its last compute task (empty: no host costs).
+  std::vector<double> host_;
 };
 
 } // namespace

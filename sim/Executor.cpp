@@ -109,6 +109,8 @@ public:
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
       calls_[call].present = shape.present[call];
     compute_as_delay_ = shape.one_compute_stream;
+    if (w.has_host())
+      host_.assign(w.ranks(), 0.0);
   }
 
   ExecutionResult go()
@@ -182,7 +184,8 @@ private:
     const Task& t = w_.task(id);
     switch (t.kind) {
     case TaskKind::compute:
-      res_.start[id] = now;
+      wait_for_issue(me, t);
+      res_.start[id] = sg4::Engine::get_clock();
       run_compute(me, t);
       break;
     case TaskKind::send:
@@ -324,6 +327,22 @@ private:
   {
     sg4::Actor* actor = me.actor.get();
     simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + seconds, [actor] { actor->resume(); });
+    sg4::this_actor::suspend();
+  }
+
+  /// The host issues the rank's compute tasks in order, each after the one before: `me` waits
+  /// until this one is issued.
+  void wait_for_issue(Worker& me, const Task& t)
+  {
+    if (host_.empty() || t.stream != Stream::compute)
+      return;
+    const TaskId id = static_cast<TaskId>(&t - w_.tasks().data());
+    const double issue = host_[t.rank] = issue_time(w_, id, host_[t.rank], res_.end);
+    if (issue <= sg4::Engine::get_clock())
+      return;
+    ++res_.stats.sleeps;
+    sg4::Actor* actor = me.actor.get();
+    simgrid::kernel::timer::Timer::set(issue, [actor] { actor->resume(); });
     sg4::this_actor::suspend();
   }
 
@@ -511,6 +530,8 @@ private:
   /// execution sharing the host's speed.
   Waker waker_;
   bool compute_as_delay_ = true;
+  /// Per rank: when its host finished issuing its last compute task (empty: no host costs).
+  std::vector<double> host_;
   bool help_ = false;
   std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first worker waiting for it (a list through next_waiter)
   std::unordered_map<TaskId, Rendezvous> rendezvous_;
@@ -538,6 +559,15 @@ void Worker::operator()()
 }
 
 } // namespace
+
+double issue_time(const Workload& w, TaskId id, double host_clock, const std::vector<double>& end)
+{
+  const Task& t = w.task(id);
+  for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
+    if (w.task(*d).host_sync)
+      host_clock = std::max(host_clock, end[*d]);
+  return host_clock + t.host_seconds();
+}
 
 WorkloadShape shape_of(const Workload& w)
 {

@@ -82,6 +82,13 @@ struct WorkloadShape {
 };
 WorkloadShape shape_of(const Workload& w);
 
+/// When the rank's host has issued compute task `id` (of the compute stream), its previous
+/// compute task having been issued at `host_clock`: after that, after every host_sync task
+/// it depends on has ended (`end` per task; the host waited for the GPU), plus its own host
+/// seconds. Both engines call it as the task becomes ready, so its dependencies have ended.
+/// Compute tasks of other streams are not on the host's timeline.
+double issue_time(const Workload& w, TaskId id, double host_clock, const std::vector<double>& end);
+
 /// Checks that every task ran (`done` per task; throws std::logic_error naming how many did
 /// not: the workload deadlocked) and sets `result.makespan` to the last end. Shared by the
 /// executor and the Timeline.

@@ -37,6 +37,8 @@ public:
         streams_[r * kStreamCount + static_cast<std::size_t>(s)].program = &w.program(r, static_cast<Stream>(s));
     if (o_.share_ports)
       port_free_.assign(static_cast<std::size_t>(w.ranks()) * 2, 0.0);
+    if (w.has_host())
+      host_.assign(w.ranks(), 0.0);
   }
 
   ExecutionResult run()
@@ -172,12 +174,16 @@ private:
     const TaskId id = (*streams_[s].program)[streams_[s].pos];
     const Task& t = w_.task(id);
     switch (t.kind) {
-    case TaskKind::compute:
+    case TaskKind::compute: {
       if (t.amount > 0)
         ++res_.stats.executions;
-      finish(id, now, now + std::max(0.0, t.amount));
+      double start = now;
+      if (!host_.empty() && t.stream == Stream::compute) // no earlier than the host issued it
+        start = std::max(now, host_[t.rank] = issue_time(w_, id, host_[t.rank], res_.end));
+      finish(id, start, start + std::max(0.0, t.amount));
       schedule(s);
       break;
+    }
     case TaskKind::collective: {
       arrived_[id] = 1;
       CallState& call = calls_[t.target];
@@ -234,6 +240,7 @@ private:
   TimelineOptions o_;
   ExecutionResult res_;
   std::vector<std::uint8_t> done_;
+  std::vector<double> host_; ///< per rank: when its host issued its last compute task (empty: no host costs)
   std::vector<std::uint8_t> arrived_;
   std::vector<CallState> calls_;
   std::vector<StreamState> streams_;

@@ -81,7 +81,13 @@ CostModel::AttentionRate CostModel::attention_rate(double head_dim, bool causal,
 /// Accumulates a block's ops, forward and backward. Every kernel pays the launch gap.
 class CostModel::BlockBuilder {
 public:
-  BlockBuilder(const CostModel& c, BlockCost& b) : c_(c), b_(b), set_(c.training_.kernel_set()) {}
+  BlockBuilder(const CostModel& c, BlockCost& b, const char* part)
+      : c_(c), b_(b), set_(c.training_.kernel_set()), part_(part)
+  {
+  }
+
+  /// The part of the network the ops pushed next belong to (CUDA graph scopes).
+  void part(const char* p) { part_ = p; }
 
   /// An element-wise op of the framework's kernel set over `elements` of its tensor.
   void elementwise(const std::string& op, double elements, double extra_bytes = 0)
@@ -96,12 +102,18 @@ public:
              static_cast<int>(k.forward.kernels + k.backward.kernels)};
     o.forward = c_.memory_seconds(fb) + k.forward.kernels * gap();
     o.backward = c_.memory_seconds(bb) + k.backward.kernels * gap();
+    o.launches_forward = k.forward.kernels;
+    o.launches_backward = k.backward.kernels;
     push(o);
   }
 
   /// A GEMM out[m x n] = in[m x k] . W[k x n] (`batch` independent ones); a linear layer runs in
-  /// the recipe's FP8 with its casts, anything else (`linear` false) in 16 bits.
-  void gemm(const std::string& name, double m, double n, double k, double batch, bool linear = true)
+  /// the recipe's FP8 with its casts, anything else (`linear` false) in 16 bits. `grouped`: the
+  /// batch is a MoE layer's local experts, one GEMM launched per expert (Transformer Engine's
+  /// GroupedLinear loops over them: NVIDIA/TransformerEngine@v2.9
+  /// transformer_engine/common/gemm/cublaslt_gemm.cu:924-977), else one batched kernel.
+  void gemm(const std::string& name, double m, double n, double k, double batch, bool linear = true,
+            bool grouped = false)
   {
     const Fp8Recipe* r = linear ? c_.training_.fp8() : nullptr;
     const Precision p = r ? Precision::fp8 : c_.compute_precision();
@@ -125,6 +137,9 @@ public:
     // backward: the data gradient (inner dimension n) and the weight gradient (inner dimension m)
     o.backward_data = timed("_dgrad", m, k, n, true);
     o.backward = o.backward_data + timed("_wgrad", k, n, m, false);
+    const double per = grouped ? batch : 1.0;
+    o.launches_forward = per;
+    o.launches_backward = 2 * per;
     push(o);
     if (r)
       casts(name, *r, m * k * batch, m * n * batch, k * n * batch);
@@ -134,8 +149,13 @@ public:
   void core(const std::string& name, double flops, double forward, double backward, int kernels)
   {
     OpCost o{name, "attention", to_string(c_.compute_precision()), flops, 0, forward, backward, 0, kernels};
+    o.launches_forward = kernels / 2.0;
+    o.launches_backward = kernels / 2.0;
     push(o);
   }
+
+  /// An op priced by the caller (its launches set).
+  void add(OpCost o) { push(std::move(o)); }
 
   double gap() const { return c_.gpu_.launch_gap; }
   BlockCost& block() { return b_; }
@@ -154,19 +174,24 @@ private:
     o.forward = c_.memory_seconds(fb) + (r.input.kernels + r.weight.kernels * per) * gap();
     o.backward = c_.memory_seconds(bb) + r.grad.kernels * gap();
     o.backward_data = o.backward; // the output gradient is cast before the data gradient
+    o.launches_forward = r.input.kernels + r.weight.kernels * per;
+    o.launches_backward = r.grad.kernels;
     push(o);
   }
 
-  void push(const OpCost& o)
+  void push(OpCost o)
   {
-    b_.ops.push_back(o);
+    if (o.part.empty())
+      o.part = part_;
     b_.forward += o.forward;
     b_.backward += o.backward;
+    b_.ops.push_back(std::move(o));
   }
 
   const CostModel& c_;
   BlockCost& b_;
   const KernelSet& set_;
+  const char* part_;
 };
 
 void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
@@ -194,17 +219,15 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
     OpCost soft{"scale_mask_softmax", "elementwise", to_string(compute_precision()), 0, 2 * elems * e, 0, 0, 0, 2};
     soft.forward = memory_seconds(2 * elems * e) + k.gap();
     soft.backward = memory_seconds(3 * elems * e) + k.gap();
-    b.ops.push_back(soft);
-    b.forward += soft.forward;
-    b.backward += soft.backward;
+    soft.launches_forward = soft.launches_backward = 1;
+    k.add(soft);
     if (model_.bias) {
       OpCost drop{"attention_dropout", "elementwise", to_string(compute_precision()), 0, 2 * elems * e + elems,
                   0, 0, 0, 2};
       drop.forward = memory_seconds(2 * elems * e + elems) + k.gap();
       drop.backward = memory_seconds(2 * elems * e + elems) + k.gap();
-      b.ops.push_back(drop);
-      b.forward += drop.forward;
-      b.backward += drop.backward;
+      drop.launches_forward = drop.launches_backward = 1;
+      k.add(drop);
     }
     k.gemm("attention_context", s_loc, dv, s, mb * heads, false);
   } else if (training_.cp == 1) {
@@ -262,7 +285,7 @@ BlockCost CostModel::attention_block(bool windowed) const
   const double resid = training_.sequence_parallel ? T / t : T;
   const double mask = model_.bias ? resid * h : 0; // one-byte dropout masks (GPT-style models)
 
-  BlockBuilder k(*this, b);
+  BlockBuilder k(*this, b, "attn");
   k.elementwise("norm", resid * h);
   if (model_.mla) {
     // DeepSeek MLA (Megatron MLASelfAttention): the down projections to the latents are not
@@ -303,7 +326,7 @@ BlockCost CostModel::mlp_block() const
   const double resid = training_.sequence_parallel ? T / t : T;
   const double mask = model_.bias ? resid * h : 0;
   const bool swiglu = model_.mlp == MlpKind::swiglu;
-  BlockBuilder k(*this, b);
+  BlockBuilder k(*this, b, "mlp");
   k.elementwise("norm", resid * h);
   k.gemm("fc1", T, (swiglu ? 2 : 1) * f / t, h, 1);
   k.elementwise(swiglu ? "swiglu" : "gelu", T * f / t);
@@ -328,9 +351,11 @@ BlockCost CostModel::moe_block() const
   const double local = static_cast<double>(model_.experts) / training_.ep;
   const double copies = moe_tokens() * model_.top_k; // routed copies this rank sends
   const double recv = copies * etp; // copies its local experts process at balanced load, after the ETP gather
-  BlockBuilder k(*this, b);
+  BlockBuilder k(*this, b, "moe_router");
   k.elementwise("norm", resid * h);
   k.gemm("router", moe_tokens(), model_.experts, h, 1, false);
+  // the router's own kernels besides its GEMM (scores, top-k, probabilities, aux loss)
+  k.elementwise("moe_router", moe_tokens() * model_.experts);
   if (model_.shared_experts > 0) {
     // the shared experts: a tensor-parallel MLP every token passes through
     const double fs = static_cast<double>(model_.shared_experts) * f;
@@ -338,7 +363,9 @@ BlockCost CostModel::moe_block() const
     k.elementwise(act, T * fs / t);
     k.gemm("shared_fc2", T, h, fs / t, 1);
   }
+  k.part("moe_preprocess");
   k.elementwise("moe_permute", copies * h);
+  k.part("moe_experts");
   b.before_experts_forward = b.forward;
   b.before_experts_backward = b.backward;
   // the all-to-all dispatcher regroups what it received by local expert, and back before
@@ -347,13 +374,14 @@ BlockCost CostModel::moe_block() const
   if (regroup)
     k.elementwise("moe_sort_chunks", recv * h);
   // grouped GEMMs: one per local expert, its rows the tokens routed to it
-  k.gemm("expert_fc1", recv / local, (swiglu ? 2 : 1) * f / etp, h, local);
+  k.gemm("expert_fc1", recv / local, (swiglu ? 2 : 1) * f / etp, h, local, true, true);
   k.elementwise(act, recv * f / etp);
-  k.gemm("expert_fc2", recv / local, h, f / etp, local);
+  k.gemm("expert_fc2", recv / local, h, f / etp, local, true, true);
   if (regroup)
     k.elementwise("moe_sort_chunks", recv * h);
   b.experts_forward = b.forward - b.before_experts_forward;
   b.experts_backward = b.backward - b.before_experts_backward;
+  k.part("moe_combine");
   k.elementwise("moe_unpermute", copies * h);
   k.elementwise("residual", resid * h, mask);
   b.recompute = recompute_seconds(b, false, true);
@@ -365,7 +393,7 @@ BlockCost CostModel::embedding() const
   BlockCost b;
   const double T = tokens_local();
   const double h = model_.hidden;
-  BlockBuilder k(*this, b);
+  BlockBuilder k(*this, b, "embedding");
   // lookup (+ learned positions); backward: scatter-add of token gradients into the table
   k.elementwise("embedding", T * h * (model_.position == PositionKind::learned ? 2 : 1));
   return b;
@@ -379,11 +407,56 @@ BlockCost CostModel::logits() const
   const double h = model_.hidden;
   const double v = model_.vocab;
   const double resid = training_.sequence_parallel ? T / t : T;
-  BlockBuilder k(*this, b);
+  BlockBuilder k(*this, b, "logits");
   k.elementwise("norm", resid * h);
   k.gemm("output_projection", T, v / t, h, 1, training_.traits().fp8_output_layer);
   k.elementwise("cross_entropy", T * v / t);
   return b;
+}
+
+double CostModel::host_issue(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts) const
+{
+  if (training_.cuda_graph_impl == "full_iteration")
+    return 0; // one graph replay per iteration
+  auto wanted = [&](const std::string& part) {
+    if (parts.size() == 0)
+      return true;
+    for (const char* p : parts)
+      if (part == p)
+        return true;
+    return false;
+  };
+  double seconds = 0;
+  std::vector<std::string> replayed; // captured parts: one graph replay each
+  for (const OpCost& o : b.ops) {
+    if (!wanted(o.part))
+      continue;
+    if (training_.graph_captures(o.part) &&
+        std::find(replayed.begin(), replayed.end(), o.part) == replayed.end())
+      replayed.push_back(o.part);
+    seconds += host_issue(o, pass == Pass::backward ? Pass::backward : Pass::forward);
+  }
+  seconds += static_cast<double>(replayed.size()) * gpu_.host.launch;
+  if (pass == Pass::recompute)
+    seconds *= b.forward > 0 ? b.recompute / b.forward : 0.0;
+  return seconds;
+}
+
+double CostModel::host_issue(const OpCost& o, Pass pass) const
+{
+  if (training_.cuda_graph_impl == "full_iteration" || training_.graph_captures(o.part))
+    return 0;
+  return (pass == Pass::backward ? o.launches_backward : o.launches_forward) * gpu_.host.op;
+}
+
+bool CostModel::moe_host_sync() const
+{
+  return training_.traits().moe_host_sync && training_.cuda_graph_impl != "full_iteration";
+}
+
+bool CostModel::p2p_host_sync() const
+{
+  return training_.traits().p2p_host_sync && training_.vpp == 1 && training_.cuda_graph_impl != "full_iteration";
 }
 
 double CostModel::optimizer_seconds(double params) const

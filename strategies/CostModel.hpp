@@ -36,7 +36,17 @@ struct OpCost {
   double recompute = 0;  ///< seconds redone in backward by the recompute policy
   int kernels = 0;       ///< kernels launched, forward + backward
   double backward_data = 0; ///< of `backward`, the data gradient (GEMMs; the rest is the weight gradient)
+  /// Kernels the host launches for it per micro-batch, forward and backward (a grouped GEMM
+  /// launches one per expert; a per-step weight cast a share per micro-batch).
+  double launches_forward = 0;
+  double launches_backward = 0;
+  /// The part of the network it belongs to, as CUDA graph scopes name them: attn, mlp,
+  /// moe_router, moe_preprocess, moe_experts (and moe_combine after them); embedding and
+  /// logits outside the layers.
+  std::string part = {};
 };
+
+enum class Pass { forward, backward, recompute };
 
 /// Times of one part of the network for one micro-batch on one rank.
 struct BlockCost {
@@ -117,6 +127,19 @@ public:
 
   // --- time per micro-batch on one rank (TP/CP/EP shards applied) ---
   /// LN, QKV, attention, projection, dropout + residual; `windowed`: of a sliding-window layer
+  /// Seconds the rank's host thread spends issuing the kernels of `b`'s ops in one pass of one
+  /// micro-batch (those of `parts` only, when given): each kernel an eager framework op on the
+  /// node's CPU, except what CUDA graphs capture (one replay per captured part; nothing under a
+  /// full-iteration graph). Recompute: the recomputed share of the forward's.
+  double host_issue(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts = {}) const;
+  /// One op's share of it, forward or backward: 0 when a CUDA graph captures it.
+  double host_issue(const OpCost& o, Pass pass) const;
+  /// Whether the framework's host waits for the GPU once per MoE layer forward (the dropless
+  /// dispatchers' token counts), which only a full-iteration graph's sync-free dispatch avoids.
+  bool moe_host_sync() const;
+  /// Whether the host waits for the GPU after each pipeline exchange (Megatron's non-interleaved
+  /// schedule: batch_p2p_comm with batch_p2p_sync).
+  bool p2p_host_sync() const;
   BlockCost attention_block(bool windowed = false) const;
   BlockCost mlp_block() const;       ///< LN, the dense MLP (ffn_hidden), dropout + residual
   /// A MoE layer's MLP half: LN, router, shared experts, permutation | the local experts'

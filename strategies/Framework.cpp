@@ -65,7 +65,7 @@ const Section& kernel_set_section()
                              K::string("doc", "", "what stack this is"),
                              K::value("ops", "op name (norm, rotary, swiglu, gelu, residual, attention_output, "
                                              "gqa_expand, cross_entropy, embedding, ring_attention_step, moe_permute, moe_unpermute, "
-                                             "moe_sort_chunks) to section "
+                                             "moe_sort_chunks, moe_router) to section "
                                              "kernel_op")
                                  .must(),
                          }};
@@ -165,6 +165,9 @@ const Section& framework_section()
                     "vocab-parallel cross entropy (one fp32 copy; max, exp, softmax and the gradient in place), 2 for "
                     "torch's F.cross_entropy(logits.float()) (the copy and the log-softmax, then its gradient)")
               .counts("buffers"),
+          K::list("host_syncs", "where the framework's host thread waits for the GPU: moe_dispatch (once per MoE "
+                                "layer forward, for the token counts), p2p (after every pipeline exchange of the "
+                                "non-interleaved schedule)"),
           K::choice("moe_probs", "unpermute", {"unpermute", "activation"},
                     "where a MoE layer weighs each routed copy by its router probability: in the unpermutation "
                     "(which then keeps the experts' outputs for the probabilities' gradient), or in the experts' "
@@ -257,7 +260,8 @@ void read_ops(const YamlNode& list, std::map<std::string, ElementwiseKernel>& op
 {
   static const std::vector<std::string> names{"norm",       "rotary",     "swiglu",        "gelu",     "residual",
                                               "attention_output", "gqa_expand", "cross_entropy", "embedding",
-                                              "ring_attention_step", "moe_permute", "moe_unpermute", "moe_sort_chunks"};
+                                              "ring_attention_step", "moe_permute", "moe_unpermute", "moe_sort_chunks",
+                                              "moe_router"};
   if (!list.is_map())
     list.fail("ops must be a mapping of op name to its passes", "{norm: {forward: ..., backward: ...}, ...}");
   for (auto& [key, value] : list.entries()) {
@@ -379,6 +383,11 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, std::
   f.loss_fp32_copies = r.number("loss_fp32_copies");
   f.loss_16bit_copies = r.number("loss_16bit_copies");
   f.moe_probs_in_activation = r.choice("moe_probs") == "activation";
+  if (auto syncs = r.find("host_syncs"))
+    for (const auto& item : syncs->items()) {
+      const std::string s = item.as_choice({"moe_dispatch", "p2p"}, "host synchronisation");
+      (s == "p2p" ? f.p2p_host_sync : f.moe_host_sync) = true;
+    }
   f.moe_round_robin = r.choice("balanced_routing") == "round_robin";
   read_states(f, r.require("state_bytes"));
   read_reduce_bytes(f, r.require("grad_reduce_bytes"));

@@ -109,6 +109,10 @@ struct FrameworkTraits {
   /// MoE under moe_load_balance: force_balanced: the router gives token t the experts
   /// (t x top_k + j) mod experts (consecutive experts), else experts drawn at random per token
   bool moe_round_robin = false;
+  /// The host waits for the GPU once per MoE layer forward (the dispatcher's token counts).
+  bool moe_host_sync = false;
+  /// The host waits for the GPU after each pipeline exchange of the non-interleaved schedule.
+  bool p2p_host_sync = false;
   std::map<std::string, StateBytes> state_bytes; ///< by precision name, "other" for the rest
   std::map<std::string, double> grad_reduce_bytes;
   double bucket_min_params = 25e6;

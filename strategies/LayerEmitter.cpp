@@ -8,6 +8,30 @@
 
 namespace clustersim {
 
+namespace {
+
+/// While alive, the compute tasks emitted without their own host time take `host` seconds of
+/// host issue per `gpu` seconds: a block's issue time spread over the tasks it is cut into.
+class HostRate {
+public:
+  HostRate(StepContext& c, double host, double gpu) : c_(c), saved_(c.host_rate())
+  {
+    c_.set_host_rate(gpu > 0 ? host / gpu : 0.0);
+  }
+  ~HostRate() { c_.set_host_rate(saved_); }
+  HostRate(const HostRate&) = delete;
+  HostRate& operator=(const HostRate&) = delete;
+
+private:
+  StepContext& c_;
+  double saved_;
+};
+
+bool column_gemm(const std::string& n) { return n == "qkv_projection" || n == "fc1" || n == "expert_fc1"; }
+bool row_gemm(const std::string& n) { return n == "output_projection" || n == "fc2" || n == "expert_fc2"; }
+
+} // namespace
+
 void append(PerPos& into, const std::vector<TaskId>& tasks)
 {
   for (std::size_t i = 0; i < tasks.size(); ++i)
@@ -21,13 +45,6 @@ PerPos single(const std::vector<TaskId>& tasks)
   append(p, tasks);
   return p;
 }
-
-namespace {
-
-bool column_gemm(const std::string& n) { return n == "qkv_projection" || n == "fc1" || n == "expert_fc1"; }
-bool row_gemm(const std::string& n) { return n == "output_projection" || n == "fc2" || n == "expert_fc2"; }
-
-} // namespace
 
 LayerEmitter::Parts LayerEmitter::parts_of(const BlockCost& b)
 {
@@ -139,6 +156,7 @@ std::vector<TaskId> LayerEmitter::ring(int stage, const std::vector<double>& ste
 PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps,
                               Category cat)
 {
+  HostRate host(ctx_, cost_.host_issue(b, Pass::forward), b.forward); // recomputed whole: its forward's
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   const bool overlap = sp && t_.overlap.tp_comm;
@@ -183,6 +201,7 @@ PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention
 
 PerPos LayerEmitter::block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps)
 {
+  HostRate host(ctx_, cost_.host_issue(b, Pass::backward), b.backward);
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   const bool overlap = sp && t_.overlap.tp_comm;
@@ -325,7 +344,8 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   if (u.name == "embedding") {
-    auto c = ctx_.compute(stage, emb_.forward, {Category::forward, "embedding_forward", -1, mb}, deps);
+    auto c = ctx_.compute(stage, emb_.forward, {Category::forward, "embedding_forward", -1, mb}, deps,
+                          Stream::compute, cost_.host_issue(emb_, Pass::forward));
     if (!tp)
       return single(c);
     // vocab-parallel embedding: partial sums over the vocabulary shards
@@ -338,7 +358,8 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
       cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
                                      Stream::tp, l, deps));
     }
-    return single(ctx_.compute(stage, logits_.forward, {Category::forward, "logits_forward", -1, mb}, cdeps));
+    return single(ctx_.compute(stage, logits_.forward, {Category::forward, "logits_forward", -1, mb}, cdeps,
+                               Stream::compute, cost_.host_issue(logits_, Pass::forward)));
   }
   Category cat = recompute ? Category::recompute : Category::forward;
   PerPos a = block_forward(stage, attention(u.layer), true, u.layer, mb, deps, cat);
@@ -347,7 +368,8 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   if (u.name != "mtp" || recompute)
     return out;
   // a multi-token-prediction module: a transformer layer, then the shared output head and loss
-  return single(ctx_.compute(stage, logits_.forward, {cat, "mtp_logits_forward", u.layer, mb}, out));
+  return single(ctx_.compute(stage, logits_.forward, {cat, "mtp_logits_forward", u.layer, mb}, out, Stream::compute,
+                             cost_.host_issue(logits_, Pass::forward)));
 }
 
 LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u, int unit_index, int mb, PerPos deps,
@@ -361,7 +383,8 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
   PerPos after;
   std::vector<TaskId> weights_done;
   if (u.name == "output") {
-    auto c = ctx_.compute(stage, logits_.backward, {Category::backward, "logits_backward", -1, mb}, deps);
+    auto c = ctx_.compute(stage, logits_.backward, {Category::backward, "logits_backward", -1, mb}, deps,
+                          Stream::compute, cost_.host_issue(logits_, Pass::backward));
     weights_done = c;
     after = tp ? tp_post(stage, sp ? CollOp::reduce_scatter : CollOp::all_reduce, -1, mb, c, deps, Category::backward)
                : single(c);
@@ -372,24 +395,28 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
       cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
                                      Stream::tp, l, deps));
     }
-    auto c = ctx_.compute(stage, emb_.backward, {Category::backward, "embedding_backward", -1, mb}, cdeps);
+    auto c = ctx_.compute(stage, emb_.backward, {Category::backward, "embedding_backward", -1, mb}, cdeps,
+                          Stream::compute, cost_.host_issue(emb_, Pass::backward));
     weights_done = c;
     after = single(c);
   } else {
     PerPos d = deps;
     if (u.name == "mtp")
-      d = single(ctx_.compute(stage, logits_.backward, {Category::backward, "mtp_logits_backward", u.layer, mb}, d));
+      d = single(ctx_.compute(stage, logits_.backward, {Category::backward, "mtp_logits_backward", u.layer, mb}, d,
+                              Stream::compute, cost_.host_issue(logits_, Pass::backward)));
     if (t_.recompute == Recompute::full) {
       d = forward_unit(stage, u, unit_index, mb, d, true);
     }
     const bool moe = cost_.model().moe_layer(u.layer);
     const BlockCost& mlp = moe ? moe_ : mlp_;
     if (mlp.recompute > 0 && t_.recompute == Recompute::selective)
-      d = single(ctx_.compute(stage, mlp.recompute, {Category::recompute, "mlp_recompute", u.layer, mb}, d));
+      d = single(ctx_.compute(stage, mlp.recompute, {Category::recompute, "mlp_recompute", u.layer, mb}, d,
+                              Stream::compute, cost_.host_issue(mlp, Pass::recompute)));
     PerPos m = moe ? moe_backward(stage, u.layer, mb, d) : block_backward(stage, mlp_, false, u.layer, mb, d);
     const BlockCost& attn = attention(u.layer);
     if (attn.recompute > 0 && t_.recompute == Recompute::selective) {
-      auto rc = ctx_.compute(stage, attn.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m);
+      auto rc = ctx_.compute(stage, attn.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m,
+                             Stream::compute, cost_.host_issue(attn, Pass::recompute));
       m = single(rc);
     }
     after = block_backward(stage, attn, true, u.layer, mb, m);
@@ -516,12 +543,20 @@ PerPos LayerEmitter::moe_forward(int stage, int layer, int mb, const PerPos& dep
 {
   const BlockCost& b = moe_;
   const Workload::Label label{cat, cat == Category::recompute ? "moe_recompute" : "moe_forward", layer, mb};
-  auto pre = ctx_.compute(stage, b.before_experts_forward, label, deps);
+  auto pre = ctx_.compute(stage, b.before_experts_forward, label, deps, Stream::compute,
+                          cost_.host_issue(b, Pass::forward, {"moe_router", "moe_preprocess"}));
+  if (cost_.moe_host_sync())
+    for (TaskId id : pre)
+      w_.set_host_sync(id); // the token counts copied to the host before the dispatch
   PerPos in = ep_exchange(stage, true, label, single(pre));
-  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_forward, layer, mb), label, in);
+  if (cost_.moe_host_sync())
+    append(in, pre); // the host issues the experts once it has the counts, while the dispatch runs
+  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_forward, layer, mb), label, in, Stream::compute,
+                              cost_.host_issue(b, Pass::forward, {"moe_experts"}));
   PerPos out = ep_exchange(stage, false, label, single(experts));
   const double post = b.forward - b.before_experts_forward - b.experts_forward;
-  return single(ctx_.compute(stage, post, label, out));
+  return single(ctx_.compute(stage, post, label, out, Stream::compute,
+                             cost_.host_issue(b, Pass::forward, {"moe_combine"})));
 }
 
 PerPos LayerEmitter::moe_backward(int stage, int layer, int mb, const PerPos& deps)
@@ -529,11 +564,14 @@ PerPos LayerEmitter::moe_backward(int stage, int layer, int mb, const PerPos& de
   const BlockCost& b = moe_;
   const Workload::Label label{Category::backward, "moe_backward", layer, mb};
   const double post = b.backward - b.before_experts_backward - b.experts_backward;
-  auto unpermute = ctx_.compute(stage, post, label, deps);
+  auto unpermute = ctx_.compute(stage, post, label, deps, Stream::compute,
+                                cost_.host_issue(b, Pass::backward, {"moe_combine"}));
   PerPos in = ep_exchange(stage, false, label, single(unpermute));
-  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_backward, layer, mb), label, in);
+  auto experts = ctx_.compute(stage, expert_seconds(stage, b.experts_backward, layer, mb), label, in, Stream::compute,
+                              cost_.host_issue(b, Pass::backward, {"moe_experts"}));
   PerPos out = ep_exchange(stage, true, label, single(experts));
-  return single(ctx_.compute(stage, b.before_experts_backward, label, out));
+  return single(ctx_.compute(stage, b.before_experts_backward, label, out, Stream::compute,
+                             cost_.host_issue(b, Pass::backward, {"moe_router", "moe_preprocess"})));
 }
 
 } // namespace clustersim

@@ -206,24 +206,26 @@ std::vector<TaskId> StepContext::collective(int stage, const std::vector<std::ui
 }
 
 std::vector<TaskId> StepContext::compute(int stage, double seconds, const Workload::Label& label, const PerPos& deps,
-                                         Stream stream)
+                                         Stream stream, double host)
 {
   const auto& ranks = stage_ranks(stage);
   std::vector<TaskId> out(ranks.size());
   static const TaskIds none;
+  const double issue = host >= 0 ? host : seconds * host_rate_;
   for (std::size_t i = 0; i < ranks.size(); ++i)
-    out[i] = w_.add_compute(ranks[i], seconds, label, deps.empty() ? none : deps[i], stream);
+    out[i] = w_.add_compute(ranks[i], seconds, label, deps.empty() ? none : deps[i], stream, issue);
   return out;
 }
 
 std::vector<TaskId> StepContext::compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
-                                         const PerPos& deps, Stream stream)
+                                         const PerPos& deps, Stream stream, double host)
 {
   const auto& ranks = stage_ranks(stage);
   std::vector<TaskId> out(ranks.size());
   static const TaskIds none;
   for (std::size_t i = 0; i < ranks.size(); ++i)
-    out[i] = w_.add_compute(ranks[i], seconds[i], label, deps.empty() ? none : deps[i], stream);
+    out[i] = w_.add_compute(ranks[i], seconds[i], label, deps.empty() ? none : deps[i], stream,
+                            host >= 0 ? host : seconds[i] * host_rate_);
   return out;
 }
 
@@ -354,6 +356,8 @@ PerPos PipelineDriver::receive(int stage, int vstage, int mb, bool forward)
                                    forward ? Stream::pp_send_fwd : Stream::pp_send_bwd,
                                    forward ? Stream::pp_recv_fwd : Stream::pp_recv_bwd, label, {producer}, {});
     (void)send;
+    if (cost_.p2p_host_sync())
+      w_.set_host_sync(recv); // torch.cuda.synchronize() after the exchange
     deps[i].push_back(recv);
   }
   return deps;

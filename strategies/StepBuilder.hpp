@@ -120,14 +120,20 @@ public:
   std::vector<TaskId> collective(int stage, const std::vector<std::uint32_t>& groups, CollOp op, double bytes,
                                  Stream stream, const Workload::Label& label,
                                  const PerPos& deps);
-  /// A compute task on every rank of the stage.
+  /// A compute task on every rank of the stage. `host`: seconds the host spends issuing it
+  /// (compute stream); negative: `seconds` x host_rate().
   std::vector<TaskId> compute(int stage, double seconds, const Workload::Label& label,
-                              const PerPos& deps, Stream stream = Stream::compute);
+                              const PerPos& deps, Stream stream = Stream::compute, double host = -1);
   /// The same with each position's own seconds (uneven expert loads).
   std::vector<TaskId> compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
-                              const PerPos& deps, Stream stream = Stream::compute);
+                              const PerPos& deps, Stream stream = Stream::compute, double host = -1);
+  /// Host seconds per GPU second of the compute tasks emitted next without their own: the
+  /// block being emitted spreads its host issue time over its tasks (HostRate sets it).
+  double host_rate() const { return host_rate_; }
+  void set_host_rate(double r) { host_rate_ = r; }
 
 private:
+  double host_rate_ = 0;
   template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);
   /// The NVLink domain of a rank (0 when the step is built without domains).
   int domain_of(std::uint32_t rank) const;

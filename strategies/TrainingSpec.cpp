@@ -298,9 +298,18 @@ bool TrainingSpec::graph_captures(const std::string& part) const
 {
   if (cuda_graph_impl != "transformer_engine" && cuda_graph_impl != "local")
     return false;
-  if (cuda_graph_scope.empty())
-    return part != "moe_experts"; // the whole layer; the routed experts' dynamic shapes never
-  return std::find(cuda_graph_scope.begin(), cuda_graph_scope.end(), part) != cuda_graph_scope.end();
+  auto has = [&](const char* s) {
+    return std::find(cuda_graph_scope.begin(), cuda_graph_scope.end(), s) != cuda_graph_scope.end();
+  };
+  // an empty scope is the whole layer, but a dropless MoE layer's routed experts have dynamic
+  // shapes: only the `moe` scope (static, capacity-sized) captures them
+  if (part == "attn" || part == "mlp")
+    return cuda_graph_scope.empty() || has(part.c_str());
+  if (part == "moe_router" || part == "moe_preprocess")
+    return cuda_graph_scope.empty() || has(part.c_str()) || has("moe");
+  if (part == "moe_experts" || part == "moe_combine")
+    return has("moe");
+  return false; // embedding, logits: outside the layers
 }
 
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)

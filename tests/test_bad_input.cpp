@@ -355,6 +355,11 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
       {"frameworks.yaml", "\n    ops:\n      cross_entropy:", "\n    ops:\n      cross_entrpy:",
        "did you mean 'cross_entropy'?"},
       {"frameworks.yaml", "\n    loss_16bit_copies: 1", "\n    loss_16bit_copies: 9", "9"},
+      {"frameworks.yaml", "\n    host_syncs: [moe_dispatch, p2p]", "\n    host_syncs: [moe_dispatch, p2q]",
+       "did you mean 'p2p'?"},
+      {"gpus.yaml", "    op: 13.48us", "    op: -13.48us", "-13.48us"},
+      {"gpus.yaml", "  grace:\n    doc:", "  graze:\n    doc:", "did you mean 'grace'?"},
+      {"gpus.yaml", "    host_cpu: grace", "    host_cpu: arm", "'arm'"},
   };
   const std::string saved = std::getenv("CLUSTERSIM_DATA") ? std::getenv("CLUSTERSIM_DATA") : "";
   for (const Edit& e : edits) {
@@ -405,6 +410,12 @@ TEST_CASE("an unknown engine is one line, in an experiment and on validate's com
   expect_error("run " + f, f + ":5:22:", "'simgird'");
   expect_error("validate " + source_path("experiments/validation/public.yaml") + " --engine evnt", "command line:",
                "unknown engine 'evnt'; did you mean 'event'?");
+}
+
+TEST_CASE("a platform's host CPU is a class of the catalog")
+{
+  std::string p = platform_with("  cpu: x86", "  cpu: xeon");
+  expect_error("platform show " + p, p + ":", "'xeon'");
 }
 
 TEST_CASE("CUDA graph settings are checked where they are written")

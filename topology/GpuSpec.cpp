@@ -84,6 +84,12 @@ void GpuSpec::derive()
     g.ceiling = g.m > 0 ? g.fraction / gemm_shape_factor(g.m, g.n, g.k) : g.fraction;
 }
 
+const std::vector<std::string>& host_cpu_names()
+{
+  static const std::vector<std::string> names{"x86", "grace"};
+  return names;
+}
+
 const std::vector<std::string>& attention_backends()
 {
   static const std::vector<std::string> names{"cudnn", "fa1", "fa2", "fa3"};
@@ -159,6 +165,9 @@ const Section& gpu_catalog_section()
                              K::section("kernels", "kernels", "kernel-level constants shared by every GPU"),
                              K::value("attention_kernels",
                                       "published flash-attention curves: name to section attention_curve"),
+                             K::value("host_cpus", "the CPU classes that issue kernels (x86, grace): name to "
+                                                   "section host_cpu")
+                                 .computed("none: issuing kernels costs the host nothing"),
                              K::value("gpus", "a mapping of GPU id to its description (section gpu)").must(),
                          }};
   return s;
@@ -201,6 +210,9 @@ const Section& gpu_section()
           K::section("efficiency", "gpu.efficiency", "achievable fractions of the peaks").must(),
           K::value("attention", "flash-attention backends (cudnn, fa1, fa2, fa3) to the name of a published curve "
                                 "(attention_kernels of platforms/gpus.yaml)"),
+          K::choice("host_cpu", "x86", host_cpu_names(),
+                    "the CPU class hosting it (x86 servers; grace for the Grace superchips); a platform's node.cpu "
+                    "overrides it"),
       }};
   return s;
 }
@@ -288,6 +300,22 @@ const Section& attention_curve_section()
                               "only as a ratio to another)"),
           K::number("scale", 1, 0.01, 1, "with `of`: this kernel's throughput over that one's")
               .counts("ratio"),
+      }};
+  return s;
+}
+
+const Section& host_cpu_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "host_cpu",
+      "what a CPU class spends issuing kernels (one framework thread per GPU)",
+      {
+          K::string("doc", "", "the CPUs of the class and the sources"),
+          K::quantity_of("op", Quantity::time, "", 1e-7, 1e-2,
+                         "host time of one kernel launched from an eager framework op (PyTorch dispatch, autograd)")
+              .must(),
+          K::quantity_of("launch", Quantity::time, "", 1e-7, 1e-2, "one raw CUDA launch (a CUDA graph's replay)").must(),
       }};
   return s;
 }
@@ -502,6 +530,8 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   }
   if (auto a = m.find("attention"))
     read_attention(*a, g, curves);
+  if (!over || m.has("host_cpu"))
+    g.host.name = m.choice("host_cpu");
   if (g.attention.empty() && g.attention_efficiency <= 0)
     (m.has("attention") ? m.require("attention") : node)
         .fail("gpu '" + id + "' has neither attention curves nor efficiency.attention",
@@ -535,6 +565,28 @@ GpuCatalog GpuCatalog::load(const std::string& path)
     for (auto& [key, value] : a->entries())
       catalog.curves_[key.as_string()] = read_curve(key.as_string(), value, catalog.curves_);
   }
+  for (const auto& name : host_cpu_names())
+    catalog.host_cpus_[name].name = name; // free unless described
+  if (auto found = top.find("host_cpus")) {
+    const YamlNode& cpus = *found;
+    if (!cpus.is_map())
+      cpus.fail("host_cpus must map CPU classes to their costs", "x86: {op: ..., launch: ...}, grace: {...}");
+    std::vector<std::string> described;
+    for (auto& [key, value] : cpus.entries()) {
+      HostCpu h;
+      h.name = key.as_choice(host_cpu_names(), "host CPU class");
+      SectionReader r(value, host_cpu_section(), "host cpu '" + h.name + "'");
+      r.string("doc");
+      h.op = r.quantity("op");
+      h.launch = r.quantity("launch");
+      r.finish();
+      catalog.host_cpus_[h.name] = h;
+      described.push_back(h.name);
+    }
+    for (const auto& name : host_cpu_names())
+      if (std::find(described.begin(), described.end(), name) == described.end())
+        cpus.fail("host CPU class '" + name + "' is not described", "an entry for every class: x86, grace");
+  }
   top.finish();
   catalog.k_overhead_ = k_overhead;
   catalog.launch_gap_ = launch_gap;
@@ -552,6 +604,7 @@ GpuSpec GpuCatalog::with_kernel_constants(GpuSpec g) const
   g.launch_gap = launch_gap_;
   g.sustained = sustained_;
   g.power_exponent = power_exponent_;
+  g.host = host_cpus_.at(g.host.name);
   g.derive();
   return g;
 }

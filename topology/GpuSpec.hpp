@@ -55,6 +55,15 @@ struct AttentionCurve {
   Rate at(double head_dim, bool causal, double seq) const;
 };
 
+/// The CPU class that issues a GPU's kernels (x86 servers, NVIDIA Grace): what issuing one
+/// kernel costs the framework's host thread (`host_cpus:` of platforms/gpus.yaml).
+struct HostCpu {
+  std::string name = "x86";
+  double op = 0;     ///< s of host time per kernel launched from a framework op, eager
+  double launch = 0; ///< s per raw launch (one CUDA graph replay)
+};
+const std::vector<std::string>& host_cpu_names();
+
 struct GpuSpec {
   std::string id;                         ///< catalog key, e.g. "a100-sxm4-80gb"
   std::string name;                       ///< vendor name
@@ -72,6 +81,8 @@ struct GpuSpec {
   /// Flash-attention backends (cudnn, fa2, fa3) and their published curves.
   std::map<std::string, std::shared_ptr<const AttentionCurve>> attention;
   double attention_efficiency = 0; ///< flat fraction of the 16-bit peak where no curve is given; 0: none
+  /// The CPU that issues its kernels: the GPU's usual host (`host_cpu`), or the platform's node.cpu.
+  HostCpu host;
 
   // Kernel-level constants shared by every GPU of the catalog (`kernels:` in gpus.yaml).
   double gemm_k_overhead = 0; ///< GEMM efficiency falls as K/(K + this): mainloop prologue and epilogue
@@ -108,6 +119,7 @@ const Section& gpu_nvlink_section();
 const Section& gpu_efficiency_section();
 const Section& gpu_gemm_section();
 const Section& attention_curve_section();
+const Section& host_cpu_section();
 const Section& attention_point_section();
 
 /// Reads one GPU description. With `base`, every key is optional and overrides the base's
@@ -128,6 +140,8 @@ public:
   /// A GPU described outside the catalog (a platform file's inline GPU), given the catalog's
   /// kernel-level constants.
   GpuSpec with_kernel_constants(GpuSpec g) const;
+  /// A host CPU class of `host_cpus:` by name (x86, grace).
+  const HostCpu& host_cpu(const std::string& name) const { return host_cpus_.at(name); }
   /// The published attention curves (`attention_kernels:`), by name.
   const std::map<std::string, std::shared_ptr<const AttentionCurve>>& curves() const { return curves_; }
 
@@ -138,6 +152,7 @@ private:
   double sustained_ = 1;
   double power_exponent_ = 0;
   std::map<std::string, std::shared_ptr<const AttentionCurve>> curves_;
+  std::map<std::string, HostCpu> host_cpus_;
 };
 
 } // namespace clustersim

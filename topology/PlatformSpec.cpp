@@ -54,6 +54,8 @@ const Section& node_section()
                           "or {base: ID, ...} overriding a catalog GPU's figures")
               .must(),
           K::integer("gpus", 0, 1, 1024, "GPUs per node").must().counts("GPUs"),
+          K::choice("cpu", "", host_cpu_names(), "the CPU class that issues the GPUs' kernels (x86, grace)")
+              .computed("the GPU's usual host (its host_cpu in platforms/gpus.yaml)"),
           K::section("scale_up", "platform.node.scale_up", "NVSwitch, NVLink mesh, or PCIe only").must(),
           K::section("pcie", "platform.node.pcie", "the PCIe tree of GPUs, NICs and CPUs").must(),
           K::section("nics", "platform.node.nics", "scale-out network interfaces").must(),
@@ -361,6 +363,8 @@ PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const 
   SectionReader node(top.require("node"), node_section());
   p.node.gpus = static_cast<int>(node.integer("gpus"));
   p.node.gpu = read_node_gpu(node.require("gpu"), gpus, p.name);
+  if (auto cpu = node.choice_if("cpu"))
+    p.node.gpu.host = gpus.host_cpu(*cpu);
   read_scale_up(node.require("scale_up"), p.node, transports);
   read_pcie(node.require("pcie"), p.node, transports);
   read_nics(node.require("nics"), p.node, transports);

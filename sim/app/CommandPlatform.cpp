@@ -74,6 +74,9 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
                     ? (", capped at " + format_quantity(p.node.gpu.power_cap_watts, Quantity::power)).c_str()
                     : "");
   line("GPU memory, peak, power", gpu);
+  line("host CPU", p.node.gpu.host.name + " (" + format_quantity(p.node.gpu.host.op, Quantity::time) +
+                       " per kernel launched eager, " + format_quantity(p.node.gpu.host.launch, Quantity::time) +
+                       " per CUDA graph replay)");
   line("nodes", std::to_string(f.nodes) + " (" + std::to_string(p.node.gpus) + " GPUs each)");
   line("NVLink domains", std::to_string(f.domains) + " (" + std::to_string(p.gpus_per_domain()) + " GPUs each, " +
                              to_string(p.node.scale_up) + ")");

@@ -203,7 +203,8 @@ const std::vector<std::pair<std::string, std::string>>& time_parts()
   static const std::vector<std::pair<std::string, std::string>> parts{
       {"compute_s", "compute"},         {"recompute_s", "recompute"},         {"optimizer_s", "optimizer"},
       {"exposed_tp_s", "exposed TP comm"}, {"exposed_cp_s", "exposed CP comm"}, {"exposed_pp_s", "exposed PP comm"},
-      {"exposed_dp_s", "exposed DP comm"}, {"exposed_ep_s", "exposed EP comm"}, {"bubble_s", "bubble / wait"}};
+      {"exposed_dp_s", "exposed DP comm"}, {"exposed_ep_s", "exposed EP comm"}, {"bubble_s", "bubble / wait"},
+      {"host_bound_s", "host-bound"}};
   return parts;
 }
 

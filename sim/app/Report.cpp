@@ -83,16 +83,19 @@ std::string format_report(const RunMetrics& m)
   if (b.exposed_ep > 0)
     share("exposed EP comm", b.exposed_ep);
   share("pipeline bubble / wait", b.bubble);
+  if (b.host > 0)
+    share("host-bound (CPU issue)", b.host);
   if (b.other > 0)
     share("other", b.other);
   if (m.has_least_loaded) {
     const Breakdown& l = m.least_loaded;
     std::snprintf(buf, sizeof buf,
                   "  where the others wait (rank %u, the least compute: %s): exposed TP %s, CP %s, PP %s, DP %s, "
-                  "EP %s, bubble %s\n",
+                  "EP %s, bubble %s, host-bound %s\n",
                   l.rank, format_time(l.compute).c_str(), format_time(l.exposed_tp).c_str(),
                   format_time(l.exposed_cp).c_str(), format_time(l.exposed_pp).c_str(),
-                  format_time(l.exposed_dp).c_str(), format_time(l.exposed_ep).c_str(), format_time(l.bubble).c_str());
+                  format_time(l.exposed_dp).c_str(), format_time(l.exposed_ep).c_str(), format_time(l.bubble).c_str(),
+                  format_time(l.host).c_str());
     o << buf;
   }
   std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
@@ -128,23 +131,25 @@ std::string format_kernels(const ExperimentSpec& e)
     << (fp8 ? ", fp8 recipe " + fp8->name : std::string()) << ", power factor ";
   std::snprintf(line, sizeof line, "%.3f)\n", e.platform.node.gpu.power_factor());
   o << line;
-  std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10s %10s %10s %9s\n", "op", "kind", "dtype", "GFLOP",
-                "MB", "fwd us", "bwd us", "recomp us", "TFLOP/s");
+  std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10s %10s %10s %9s %10s %10s\n", "op", "kind", "dtype",
+                "GFLOP", "MB", "fwd us", "bwd us", "recomp us", "TFLOP/s", "host f us", "host b us");
   o << line;
   auto rows = [&](const char* block, const BlockCost& b) {
     double f = 0, bw = 0;
     for (const auto& op : b.ops) {
       const double rate = op.forward > 0 && op.flops > 0 ? op.flops / op.forward / 1e12 : 0;
-      std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10.2f %10.2f %10.1f %10.1f %10s %9s\n",
+      std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10.2f %10.2f %10.1f %10.1f %10s %9s %10.1f %10.1f\n",
                     (std::string(block) + "." + op.name).c_str(), op.kind.c_str(), op.precision.c_str(),
                     op.flops / 1e9, op.bytes / 1e6, op.forward * 1e6, op.backward * 1e6, "",
-                    rate > 0 ? std::to_string(static_cast<int>(rate + 0.5)).c_str() : "");
+                    rate > 0 ? std::to_string(static_cast<int>(rate + 0.5)).c_str() : "",
+                    c.host_issue(op, Pass::forward) * 1e6, c.host_issue(op, Pass::backward) * 1e6);
       o << line;
       f += op.forward;
       bw += op.backward;
     }
-    std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10.1f %10.1f %10.1f\n",
-                  (std::string(block) + " total").c_str(), "", "", "", "", f * 1e6, bw * 1e6, b.recompute * 1e6);
+    std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10.1f %10.1f %10.1f %9s %10.1f %10.1f\n",
+                  (std::string(block) + " total").c_str(), "", "", "", "", f * 1e6, bw * 1e6, b.recompute * 1e6, "",
+                  c.host_issue(b, Pass::forward) * 1e6, c.host_issue(b, Pass::backward) * 1e6);
     o << line;
   };
   rows("attention", c.attention_block());
@@ -163,6 +168,13 @@ std::string format_kernels(const ExperimentSpec& e)
   if (c.model().experts > 1)
     rows("moe", c.moe_block());
   rows("logits", c.logits());
+  const HostCpu& cpu = e.platform.node.gpu.host;
+  std::snprintf(line, sizeof line,
+                "    host: %s CPU, %.2f us per kernel launched eager, %.2f us per CUDA graph replay; graphs %s%s\n",
+                cpu.name.c_str(), cpu.op * 1e6, cpu.launch * 1e6, t.cuda_graph_impl.c_str(),
+                c.moe_host_sync() && c.model().experts > 1 ? "; the host waits for the GPU once per MoE layer forward"
+                                                            : "");
+  o << line;
   if (!c.attention_block().ring_forward.empty()) {
     std::snprintf(line, sizeof line, "    ring attention: %d steps, %.1f us forward / %.1f us backward each (mean)\n",
                   t.cp, c.attention_block().core_forward / t.cp * 1e6, c.attention_block().core_backward / t.cp * 1e6);

@@ -327,12 +327,14 @@ Json to_json(const RunMetrics& m)
       {"compute_s", b.compute},       {"recompute_s", b.recompute},         {"optimizer_s", b.optimizer},
       {"exposed_tp_s", b.exposed_tp}, {"exposed_cp_s", b.exposed_cp},       {"exposed_pp_s", b.exposed_pp},
       {"exposed_dp_s", b.exposed_dp}, {"exposed_ep_s", b.exposed_ep},       {"bubble_s", b.bubble},
-      {"other_s", b.other},           {"critical_stage", m.critical_stage}, {"critical_rank", b.rank}};
+      {"host_bound_s", b.host},       {"other_s", b.other},                 {"critical_stage", m.critical_stage},
+      {"critical_rank", b.rank}};
   if (m.has_least_loaded) {
     const Breakdown& l = m.least_loaded;
     j["least_loaded_breakdown"] = {{"rank", l.rank},           {"compute_s", l.compute},       {"optimizer_s", l.optimizer},
                                    {"exposed_tp_s", l.exposed_tp}, {"exposed_cp_s", l.exposed_cp}, {"exposed_pp_s", l.exposed_pp},
-                                   {"exposed_dp_s", l.exposed_dp}, {"exposed_ep_s", l.exposed_ep}, {"bubble_s", l.bubble}};
+                                   {"exposed_dp_s", l.exposed_dp}, {"exposed_ep_s", l.exposed_ep}, {"bubble_s", l.bubble},
+                                   {"host_bound_s", l.host}};
   }
   const MemoryBreakdown& mem = m.memory;
   j["memory"] = {{"weights_bytes", mem.weights},
@@ -418,6 +420,7 @@ RunMetrics metrics_from_json(const Json& j)
   m.breakdown.exposed_dp = b.at("exposed_dp_s");
   m.breakdown.exposed_ep = b.at("exposed_ep_s");
   m.breakdown.bubble = b.at("bubble_s");
+  m.breakdown.host = b.at("host_bound_s");
   m.breakdown.other = b.at("other_s");
   m.breakdown.rank = b.at("critical_rank");
   m.breakdown.step = m.step_time_s;
@@ -434,6 +437,7 @@ RunMetrics metrics_from_json(const Json& j)
     m.least_loaded.exposed_dp = ll.at("exposed_dp_s");
     m.least_loaded.exposed_ep = ll.at("exposed_ep_s");
     m.least_loaded.bubble = ll.at("bubble_s");
+    m.least_loaded.host = ll.at("host_bound_s");
   }
   const Json& mem = j.at("memory");
   m.memory.weights = mem.at("weights_bytes");

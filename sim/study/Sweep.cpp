@@ -375,6 +375,7 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
   perf("exposed_dp_s", m ? m->breakdown.exposed_dp : 0);
   perf("exposed_ep_s", m ? m->breakdown.exposed_ep : 0);
   perf("bubble_s", m ? m->breakdown.bubble : 0);
+  perf("host_bound_s", m ? m->breakdown.host : 0);
   perf("time_to_train_days", m ? m->time_to_train_s / 86400 : 0);
   perf("gpu_hours", m ? m->gpu_hours : 0);
   perf("energy_mwh", m ? m->energy_mwh : 0);

@@ -103,11 +103,15 @@ TaskId Workload::push(Task t, const TaskIds& deps)
 }
 
 TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& label, const TaskIds& deps,
-                             Stream stream)
+                             Stream stream, double host)
 {
   Task t;
   t.kind = TaskKind::compute;
   t.amount = seconds;
+  if (stream == Stream::compute && host > 0) {
+    t.host = static_cast<float>(host);
+    has_host_ = true;
+  }
   t.rank = rank;
   t.stream = stream;
   t.category = label.category;

@@ -8,6 +8,13 @@
 /// collective call, and starts when every member's task is ready (NCCL semantics: a
 /// collective makes progress only once all ranks have launched it).
 ///
+/// A rank's host thread issues its compute-stream tasks in stream order (as a framework's
+/// Python thread launches kernels): issuing a task takes its `host` seconds of CPU after the
+/// previous one was issued, and the task starts no earlier than its issue. The host runs ahead
+/// of the GPU except where it synchronises: a compute task that depends on a `host_sync` task
+/// (any stream) is issued only once that task has finished (the host blocked on it:
+/// torch.cuda.synchronize, .item(), .tolist()).
+///
 /// Strategies never see SimGrid; the simulator never sees a transformer. Ranks are GPU ids.
 ///
 /// A workload may be *folded*: only some ranks are simulated (they have programs), the others
@@ -81,13 +88,23 @@ struct Task {
   std::uint32_t deps_begin = 0;
   std::uint32_t deps_count = 0;
   std::uint32_t rank = 0;
-  std::uint32_t member = 0; ///< collective: index of this rank in the call's group
+  union {
+    std::uint32_t member = 0; ///< collective: index of this rank in the call's group
+    float host;               ///< compute on Stream::compute: seconds of CPU issuing it (see above)
+  };
   std::int32_t micro_batch = -1;
   std::int16_t layer = -1;
   TaskKind kind = TaskKind::compute;
   Stream stream = Stream::compute;
   Category category = Category::other;
-  std::uint8_t name = 0; ///< index into Workload::names
+  std::uint8_t name = 0;      ///< index into Workload::names
+  bool host_sync = false;     ///< the compute tasks that depend on it are issued after it ends
+
+  /// Seconds the host spends issuing this task (compute tasks of the compute stream), else 0.
+  double host_seconds() const
+  {
+    return kind == TaskKind::compute && stream == Stream::compute ? static_cast<double>(host) : 0.0;
+  }
 };
 
 /// A group of ranks a collective runs over (a TP group, a DP group, ...).
@@ -144,8 +161,18 @@ public:
     int micro_batch = -1;
   };
 
+  /// `host`: seconds of CPU to issue it (compute stream only; see the file comment).
   TaskId add_compute(std::uint32_t rank, double seconds, const Label& label, const TaskIds& deps,
-                     Stream stream = Stream::compute);
+                     Stream stream = Stream::compute, double host = 0);
+  /// The host waits for task `id` to finish before it issues the compute tasks depending on it.
+  void set_host_sync(TaskId id)
+  {
+    tasks_[id].host_sync = true;
+    has_host_ = true;
+  }
+  /// Whether any task has a host cost or a host synchronisation (the engines skip the host
+  /// timeline otherwise).
+  bool has_host() const { return has_host_; }
   /// A matched pair; returns {send, recv}.
   std::pair<TaskId, TaskId> add_p2p(std::uint32_t from, std::uint32_t to, double bytes, Stream send_stream,
                                     Stream recv_stream, const Label& label, const TaskIds& send_deps,
@@ -172,6 +199,7 @@ private:
   std::vector<CollectiveCall> collectives_;
   std::vector<std::string> names_;
   std::uint8_t last_name_ = 0; ///< name_index's last answer
+  bool has_host_ = false;
   std::vector<std::string> algo_names_{"auto"};
 };
 
