@@ -85,7 +85,8 @@ TEST_CASE("moe validation set: every case runs, median |error| <= 25 %, max <= 1
   const auto& s = j["summary"];
   MESSAGE("median " << s["median_abs_error"] << ", max " << s["max_abs_error"] << ", misses " << s["misses"]);
   CHECK(s["count"].get<int>() == 29);
-  // measured 24.2 % and 118.5 % with 3 OOM verdicts (25.1 % before AutoModel's round-robin fake
+  // measured 22.3 % and 115.9 % with 3 OOM verdicts (24.2 % and 118.5 % before the host issued
+  // the kernels and Megatron's router launched its 30 fused kernels; 25.1 % before AutoModel's round-robin fake
   // gate sent each token to the one or two expert ranks its consecutive experts are on; 7 OOM before Megatron's router probabilities
   // weighed the experts' activation instead of their outputs; 30.4 %, 198 %, 9 before expert gradients
   // reduced over their own group, the combined-1F1B partner rule of moe_a2a_overlap, DeepEP's per-destination sends, the all-to-all dispatcher's
@@ -94,6 +95,27 @@ TEST_CASE("moe validation set: every case runs, median |error| <= 25 %, max <= 1
   // issue 17 asks for 15 %, 40 % and none: these bounds only guard what holds
   CHECK(s["median_abs_error"].get<double>() <= 0.25);
   CHECK(s["max_abs_error"].get<double>() <= 1.20);
+  CHECK(s["misses"].get<int>() <= 3);
+  for (const auto& c : j["cases"]) {
+    CAPTURE(c["id"].get<std::string>());
+    CHECK(c["status"] != "error");
+  }
+}
+
+TEST_CASE("generalization set: every case runs, median |error| <= 15 %, max <= 80 %, at most 3 OOM verdicts")
+{
+  auto r = run_cli("validate " + validation_path("generalization.yaml") + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  const auto& s = j["summary"];
+  MESSAGE("median " << s["median_abs_error"] << ", max " << s["max_abs_error"] << ", misses " << s["misses"]);
+  CHECK(s["count"].get<int>() == 188);
+  // measured 14.0 % and 76.9 % with 3 OOM verdicts (MPT-1B at 40.29 GiB of 40: dropout masks the
+  // schema cannot rule out); 14.9 %, 76.9 % and 41 before FSDP1's fused loss and MPT's Triton
+  // attention (docs/calibration.md). Issue 36 asks for 8 %, 40 % and none: these bounds only
+  // guard what holds
+  CHECK(s["median_abs_error"].get<double>() <= 0.15);
+  CHECK(s["max_abs_error"].get<double>() <= 0.80);
   CHECK(s["misses"].get<int>() <= 3);
   for (const auto& c : j["cases"]) {
     CAPTURE(c["id"].get<std::string>());
