@@ -412,6 +412,15 @@ TEST_CASE("an unknown engine is one line, in an experiment and on validate's com
                "unknown engine 'evnt'; did you mean 'event'?");
 }
 
+TEST_CASE("a GPU family name resolves to its one catalog GPU, and an ambiguous one lists them")
+{
+  auto r = run_cli("memory --params 7e9 --gpu h100");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("on h100-sxm5-80gb") != std::string::npos);
+  expect_error("memory --params 7e9 --gpu a100", "command line: --gpu:", "'a100' names 2 GPUs of the catalog");
+  expect_error("memory --params 7e9 --gpu h10", "command line: --gpu:", "unknown gpu 'h10'");
+}
+
 TEST_CASE("a platform's host CPU is a class of the catalog")
 {
   std::string p = platform_with("  cpu: x86", "  cpu: xeon");

@@ -212,7 +212,24 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
             "\"grads_bytes\": 28000000000.0") != std::string::npos);
   CHECK(run_cli("memory --params 7e9 --gpu h100-sxm5-80gb --tp 2 --gpus 7").exit_code == 2);
   // without --gpus: one replica of the layout
-  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1")["fits"] == true);
+  // Llama 2 70B as Megatron trains it: with four micro-batches in flight on stage 0 it fits
+  // only with sequence parallelism, selective recompute and flash attention
+  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1")["fits"] == false);
+  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1 --sequence-parallel "
+          "--recompute selective --flash-attention")["fits"] == true);
+
+  // a pipeline's memory at a full pipeline by default (pp micro-batches in flight on stage 0),
+  // stated with its origin, in GiB as every report
+  auto piped = j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --gpus 64");
+  CHECK(piped["global_batch"] == 2 * 4);
+  CHECK(piped["assumptions"]["global_batch"].get<std::string>().find("x pp") != std::string::npos);
+  const auto one = j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --gpus 64 --global-batch 2");
+  CHECK(one["assumptions"]["global_batch"] == "--global-batch");
+  CHECK(one["activations_bytes"].get<double>() < piped["activations_bytes"].get<double>());
+  const std::string text = run_cli("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --gpus 64").out;
+  CHECK(text.find("global batch 8 (default: micro-batch x dp x pp") != std::string::npos);
+  CHECK(text.find(" GiB") != std::string::npos);
+  CHECK(text.find(" GB") == std::string::npos);
 
   auto oom = j("memory --model llama2-7b --platform dgx-h100 --gpus 1 --micro-batch 1");
   CHECK(oom["fits"] == false);
@@ -237,9 +254,10 @@ TEST_CASE("memory and estimate reject bad arguments with exit 2")
   auto typo = run_cli("memory --model llama2-7 --gpu h100-sxm5-80gb");
   CHECK(typo.exit_code == 2);
   CHECK(typo.err.find("unknown model preset 'llama2-7'; did you mean 'llama2-7b'?") != std::string::npos);
-  auto gpu = run_cli("estimate --params 7e9 --gpu h100");
+  auto gpu = run_cli("estimate --params 7e9 --gpu h10");
   CHECK(gpu.exit_code == 2);
-  CHECK(gpu.err.find("command line: --gpu: unknown gpu 'h100'") == 0);
+  CHECK(gpu.err.find("command line: --gpu: unknown gpu 'h10'") == 0);
+  CHECK(run_cli("estimate --params 7e9 --gpu h100").exit_code == 0); // the family's one GPU
   auto mfu = run_cli("estimate --params 7e9 --gpu b200 --mfu 1.5");
   CHECK(mfu.exit_code == 2);
   auto layout = run_cli("memory --model llama2-7b --gpu b200 --gpus 8 --tp 3");

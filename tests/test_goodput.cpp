@@ -122,6 +122,21 @@ TEST_CASE("goodput: finite spares make hardware interruptions wait for repairs")
     CHECK(g->mc_ettr_mean == doctest::Approx(g->ettr).epsilon(0.05));
 }
 
+TEST_CASE("goodput: planned interruptions come node by node - Llama 3's rate per node unless the experiment states one")
+{
+  ReliabilitySpec r = default_reliability();
+  GoodputInput in = small_job(); // 1,024 GPUs: 128 nodes
+  GoodputResult g = goodput(r, in);
+  CHECK(g.planned_scaled);
+  CHECK(g.planned_per_day == doctest::Approx(47.0 / 54.0 * 128 / 2048).epsilon(1e-12));
+  in.gpus = 16384; // Llama 3's own cluster: its 47 in 54 days
+  CHECK(goodput(r, in).planned_per_day == doctest::Approx(47.0 / 54.0).epsilon(1e-12));
+  r.planned_per_day = 2;
+  g = goodput(r, in);
+  CHECK(!g.planned_scaled);
+  CHECK(g.planned_per_day == 2);
+}
+
 TEST_CASE("goodput: Llama 3 405B on 16,384 H100 has 466 interruptions in 54 days and an ETTR above 0.9")
 {
   auto r = run_cli_in_source("goodput experiments/llama3-405b-goodput.yaml --json --trials 200");

@@ -619,6 +619,16 @@ const GpuSpec& GpuCatalog::get(const std::string& id, const SourceLocation& wher
 {
   if (const GpuSpec* g = find(id))
     return *g;
+  // a family name as users type it: the one id that starts with it (h100 -> h100-sxm5-80gb)
+  std::vector<std::string> family;
+  for (const auto& [k, v] : gpus_)
+    if (k.size() > id.size() && k.compare(0, id.size(), id) == 0 && k[id.size()] == '-')
+      family.push_back(k);
+  if (family.size() == 1)
+    return gpus_.at(family.front());
+  if (family.size() > 1)
+    throw ConfigError(where, "gpu '" + id + "' names " + std::to_string(family.size()) + " GPUs of the catalog",
+                      join(family));
   throw ConfigError(where, unknown_name("gpu", id, ids()), join(ids()));
 }
 

@@ -134,6 +134,8 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
 class GpuCatalog {
 public:
   static GpuCatalog load(const std::string& path);
+  /// A GPU by id, or by the family name that begins exactly one id (h100 -> h100-sxm5-80gb);
+  /// ConfigError at `where` otherwise (an ambiguous family lists its GPUs).
   const GpuSpec& get(const std::string& id, const SourceLocation& where) const;
   const GpuSpec* find(const std::string& id) const;
   std::vector<std::string> ids() const;

@@ -79,6 +79,9 @@ Json to_json(const GoodputResult& g, const RunMetrics& m)
   for (const auto& r : g.rates)
     rates[r.name] = {{"units", r.units}, {"per", r.per}, {"per_day", r.per_day}, {"hardware", r.hardware}};
   j["interruptions_per_day"] = {{"unexpected", g.unexpected_per_day}, {"planned", g.planned_per_day}, {"by_part", rates}};
+  j["assumptions"]["planned_per_day"] =
+      g.planned_scaled ? "default: Llama 3's 47 planned in 54 days over 2,048 nodes, per node x the job's nodes"
+                       : "reliability.planned_per_day";
   j["checkpoint"] = {{"bytes", g.checkpoint_bytes}, {"write_s", g.write_s}, {"read_s", g.read_s},
                      {"interval_s", g.interval_s}, {"interval_optimal", g.interval_optimal}};
   j["restart_s"] = g.restart_s;
@@ -121,7 +124,8 @@ std::string format_goodput(const GoodputResult& g, const RunMetrics& m)
   s += "  interruptions per day:";
   for (const auto& r : g.rates)
     s += " " + r.name + " " + fmt("%.3g", r.per_day);
-  s += ", planned " + fmt("%.3g", g.planned_per_day) + " -> " + fmt("%.3g", g.unexpected_per_day + g.planned_per_day) +
+  s += ", planned " + fmt("%.3g", g.planned_per_day) +
+       (g.planned_scaled ? " (Llama 3's per node x " + fmt("%.0f", g.nodes) + " nodes)" : "") + " -> " + fmt("%.3g", g.unexpected_per_day + g.planned_per_day) +
        "; job MTBF " + span(g.mtbf_s) + "\n";
   s += "  checkpoint " + fmt("%.2f TB", g.checkpoint_bytes / 1e12) + ": write " + span(g.write_s) + ", read " +
        span(g.read_s) + "; every " + span(g.interval_s) +

@@ -35,11 +35,10 @@ std::vector<double> state_bytes_argument(const std::string& text)
   return v;
 }
 
+/// Sizes as every report prints them (GiB).
 std::string gb(double bytes)
 {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
-  return b;
+  return format_bytes(bytes);
 }
 
 } // namespace
@@ -178,7 +177,9 @@ TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSp
                       "a multiple of tp*pp*cp");
   t.dp = gpus / replica;
   t.micro_batch = mo.micro_batch;
-  const long long per_step = static_cast<long long>(mo.micro_batch) * t.dp;
+  // by default as many micro-batches per step as pipeline stages: a 1F1B pipeline full, as every
+  // pipelined run keeps it (one micro-batch per step would leave stage 0 one in flight)
+  const long long per_step = static_cast<long long>(mo.micro_batch) * t.dp * t.pp;
   t.global_batch = mo.global_batch > 0 ? mo.global_batch : static_cast<int>(std::min<long long>(per_step, 1 << 30));
   const auto& rn = recompute_names();
   t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(),
@@ -214,6 +215,9 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
   TrainingSpec t = memory_layout(mo, m, gpu, sb);
   t.frameworks = c.frameworks();
   const long long gpus = t.gpus();
+  const std::string batch_origin = mo.global_batch > 0 ? "--global-batch"
+                                   : t.pp > 1 ? "default: micro-batch x dp x pp, the pipeline full; --global-batch sets it"
+                                              : "default: micro-batch x dp; --global-batch sets it";
   CostModel cost(m, t, gpu);
   MemoryBreakdown b = cost.peak_memory();
   Json j = {{"model", m.name},
@@ -230,11 +234,14 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
             {"capacity_bytes", b.capacity},
             {"fits", b.fits},
             {"dominant", b.dominant},
-            {"stage", b.stage}};
+            {"stage", b.stage},
+            {"global_batch", t.global_batch},
+            {"assumptions", {{"global_batch", batch_origin}}}};
   std::ostringstream text;
   text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << gpus << " x " << gpu.id << ": tp "
        << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero << ", micro-batch "
        << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute) << "\n";
+  text << "  global batch " << t.global_batch << " (" << batch_origin << ")\n";
   text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
        << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
        << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation of activations and buffers)\n"
@@ -260,7 +267,8 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->add_option("--vpp", mo->vpp, "virtual stages per pipeline rank");
   mem->add_option("--zero", mo->zero, "ZeRO stage 0-3");
   mem->add_option("--micro-batch", mo->micro_batch, "sequences per micro-batch");
-  mem->add_option("--global-batch", mo->global_batch, "sequences per step (default: micro-batch x dp)");
+  mem->add_option("--global-batch", mo->global_batch,
+                  "sequences per step (default: micro-batch x dp x pp, a full 1F1B pipeline)");
   mem->add_option("--seq", mo->seq, "sequence length (default: the model's)");
   mem->add_option("--recompute", mo->recompute, "none | selective | full");
   mem->add_option("--schedule", mo->schedule, "gpipe | 1f1b | interleaved");

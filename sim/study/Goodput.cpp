@@ -58,7 +58,8 @@ Rates rates_of(const ReliabilitySpec& spec, const GoodputInput& in, GoodputResul
     if (out)
       out->rates.push_back({s.name, s.per, units, per_s * kDay, s.hardware});
   }
-  r.planned = spec.planned_per_day / kDay;
+  const double nodes = static_cast<double>(in.gpus) / in.gpus_per_node;
+  r.planned = (spec.planned_per_day >= 0 ? spec.planned_per_day : kLlama3PlannedPerNodeDay * nodes) / kDay;
   const double bytes = spec.checkpoint_bytes > 0 ? spec.checkpoint_bytes : in.checkpoint_bytes;
   r.delta = bytes / spec.write_bandwidth;
   r.read = bytes / spec.read_bandwidth;
@@ -284,6 +285,7 @@ GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in)
   Rates r = rates_of(spec, in, &out);
   out.unexpected_per_day = r.lambda * kDay;
   out.planned_per_day = r.planned * kDay;
+  out.planned_scaled = spec.planned_per_day < 0;
   out.mtbf_s = r.lambda > 0 ? 1 / r.lambda : std::numeric_limits<double>::infinity();
   out.write_s = r.delta;
   out.read_s = r.read;

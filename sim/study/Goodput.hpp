@@ -47,6 +47,7 @@ struct GoodputResult {
   std::vector<SourceRate> rates;
   double unexpected_per_day = 0;
   double planned_per_day = 0;
+  bool planned_scaled = false; ///< planned_per_day is Llama 3's rate per node x the job's nodes
   double mtbf_s = 0; ///< of the job, unexpected interruptions only
   double checkpoint_bytes = 0;
   double write_s = 0;

@@ -92,8 +92,9 @@ const Section& reliability_section()
       "failures, checkpoints and restarts of a training run (clustersim goodput)",
       {
           K::section("fit", "reliability.fit", "failures per 10^9 unit-hours of each part"),
-          K::number("planned_per_day", 47.0 / 54.0, 0, 1000,
-                    "planned interruptions per day, checkpointed first (Llama 3: 47 in 54 days)")
+          K::number("planned_per_day", 0, 0, 1000,
+                    "planned interruptions per day of the job, checkpointed first")
+              .computed("Llama 3's rate per node (47 in 54 days on 2,048 nodes) x the job's nodes")
               .counts("interruptions"),
           K::section("checkpoint", "reliability.checkpoint", "checkpoint size, bandwidths and interval"),
           // not stated by Llama 3: an assumption (detection, rescheduling, process start, NCCL
@@ -118,7 +119,7 @@ ReliabilitySpec default_reliability()
   ReliabilitySpec r;
   for (const auto& d : defaults())
     r.sources.push_back({d.name, d.per, d.fit, d.hardware});
-  r.planned_per_day = 47.0 / 54.0;
+  r.planned_per_day = -1; // Llama 3's per node, scaled to the job
   r.write_bandwidth = 2e12;
   r.read_bandwidth = 2e12;
   r.restart_s = 600;
@@ -137,7 +138,8 @@ ReliabilitySpec parse_reliability(const YamlNode& node)
       s.fit = mr.number(s.name);
     mr.finish();
   }
-  r.planned_per_day = top.number("planned_per_day");
+  if (top.has("planned_per_day"))
+    r.planned_per_day = top.number("planned_per_day");
   if (auto c = top.find("checkpoint")) {
     SectionReader cr(*c, reliability_checkpoint_section());
     if (cr.has("size"))
