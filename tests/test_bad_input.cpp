@@ -421,6 +421,37 @@ TEST_CASE("a GPU family name resolves to its one catalog GPU, and an ambiguous o
   expect_error("memory --params 7e9 --gpu h10", "command line: --gpu:", "unknown gpu 'h10'");
 }
 
+TEST_CASE("implausible hardware is one warning line, and an error under --strict")
+{
+  // a NIC's 400 Gb/s written as 400 GB/s: 3.2 Tb/s
+  const std::string nic = platform_with("    bandwidth: 400Gbps", "    bandwidth: 400GBps");
+  const std::string e = experiment("nic.yaml", "{dp: 8, global_batch: 8}", "",
+                                   "{platform: " + nic + ", gpus: 8}");
+  auto r = run_cli("run " + e);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.rfind(nic + ":", 0) == 0);
+  CHECK(r.err.find(": warning: nics.bandwidth 400GBps is 400.0 GB/s (3.20 Tb/s) per NIC and direction, beyond the "
+                   "fastest NICs (1.6 Tb/s): a rate in bits written in bytes?") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  expect_error("run " + e + " --strict", nic + ":", "beyond the fastest NICs (1.6 Tb/s): a rate in bits written in bytes? "
+                                                    "(--strict)");
+  CHECK(run_cli("platform show " + nic).err.find("warning: nics.bandwidth") != std::string::npos);
+  // plausible, but in bytes: 50 GB/s is 400 Gb/s
+  const std::string bytes = platform_with("    bandwidth: 400Gbps", "    bandwidth: 50GBps");
+  CHECK(run_cli("platform show " + bytes).err.find("is written in bytes (400 Gb/s); NIC rates are quoted in bits; "
+                                                   "usual: 400Gbps") != std::string::npos);
+  // NVLink4's two-way 900 GB/s as one-way: twice the H100's
+  const std::string nvl = platform_with("    bidirectional: true\n    latency: 0.3us", "    bidirectional: false\n    latency: 0.3us");
+  auto n = run_cli("platform show " + nvl);
+  CHECK(n.err.find("scale_up.bandwidth 900GBps is 900.0 GB/s per GPU and direction, more than h100-sxm5-80gb's NVLink "
+                   "(450.0 GB/s each way): a two-way figure without bidirectional: true?") != std::string::npos);
+  // the catalog's own platforms are all plausible
+  for (const std::string& name : catalog().platform_names())
+    CHECK_MESSAGE(catalog().platform(name, clustersim::SourceLocation{}).warnings.empty(), name);
+  // --strict with nothing to warn about runs
+  CHECK(run_cli("run " + experiment("ok.yaml", "{dp: 8, global_batch: 8}") + " --strict").exit_code == 0);
+}
+
 TEST_CASE("a platform's host CPU is a class of the catalog")
 {
   std::string p = platform_with("  cpu: x86", "  cpu: xeon");

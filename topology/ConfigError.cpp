@@ -38,4 +38,9 @@ SourceLocation command_line(const std::string& flag)
   return SourceLocation{"command line: " + flag, 0, 0};
 }
 
+std::string ConfigWarning::line() const
+{
+  return where.str() + ": warning: " + what + (valid.empty() ? "" : "; usual: " + valid);
+}
+
 } // namespace clustersim

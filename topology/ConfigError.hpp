@@ -21,6 +21,16 @@ struct SourceLocation {
   std::string str() const;
 };
 
+/// Input that is well formed and allowed but probably not what was meant (a NIC of 3.2 Tb/s):
+/// one line on stderr, or an error under --strict.
+struct ConfigWarning {
+  SourceLocation where;
+  std::string what;  ///< what looks wrong
+  std::string valid; ///< what is usual
+  /// "FILE:LINE:COL: warning: WHAT; usual: VALID"
+  std::string line() const;
+};
+
 class ConfigError : public std::runtime_error {
 public:
   /// `input`: the text is wrong (a typo, a type, a missing key): nothing can run. `rule`: the

@@ -3,6 +3,7 @@
 #include "Suggest.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace clustersim {
 
@@ -175,6 +176,14 @@ template <class E> E choice_index(const std::string& s, const std::vector<std::s
 }
 
 /// bandwidth + bidirectional flag → per-direction bandwidth
+/// `v` with `digits` decimals.
+std::string fixed(double v, int digits)
+{
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
 double directional_bandwidth(SectionReader& m)
 {
   double bw = m.quantity("bandwidth");
@@ -214,7 +223,8 @@ void read_mesh(SectionReader& m, NodeSpec& node)
     links.fail("an nvlink-mesh needs at least one link", "a list of [gpu_a, gpu_b, lanes]");
 }
 
-void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
+void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports,
+                   std::vector<ConfigWarning>* warnings)
 {
   SectionReader m(yaml, scale_up_section(), "node.scale_up");
   node.scale_up = choice_index<ScaleUpKind>(m.choice("kind"), scale_up_kind_names());
@@ -226,6 +236,21 @@ void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::
     return;
   }
   node.nvlink.bandwidth = directional_bandwidth(m);
+  if (warnings && node.scale_up == ScaleUpKind::nvswitch) {
+    // per GPU and direction, against the GPU's own NVLink (vendors quote both directions)
+    const YamlNode bw = m.require("bandwidth");
+    const double own = node.gpu.nvlink_bandwidth;
+    const double most = own > 0 ? own : 900e9; // NVLink5: 1.8 TB/s both ways
+    if (node.nvlink.bandwidth > most * 1.001)
+      warnings->push_back(
+          {bw.where(),
+           "scale_up.bandwidth " + bw.as_string() + " is " + format_bandwidth(node.nvlink.bandwidth) +
+               " per GPU and direction, more than " +
+               (own > 0 ? node.gpu.id + "'s NVLink (" + format_bandwidth(own) + " each way)"
+                        : std::string("any NVLink (NVLink5: 900 GB/s each way)")) +
+               (m.boolean("bidirectional") ? "" : ": a two-way figure without bidirectional: true?"),
+           "the vendor's two-way figure with bidirectional: true, or the one-way figure"});
+  }
   node.nvlink.latency = m.quantity("latency");
   node.nvlink_transport = transport(m, transports);
   if (node.scale_up == ScaleUpKind::nvswitch) {
@@ -263,7 +288,8 @@ void read_pcie(const YamlNode& yaml, NodeSpec& node, const std::vector<std::stri
   m.finish();
 }
 
-void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
+void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports,
+               std::vector<ConfigWarning>* warnings)
 {
   SectionReader m(yaml, nics_section(), "node.nics");
   node.nics = static_cast<int>(m.integer("count"));
@@ -272,6 +298,25 @@ void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::stri
     return;
   }
   node.nic.bandwidth = directional_bandwidth(m);
+  if (warnings) {
+    // the fastest NICs move 1.6 Tb/s (ConnectX-9); NIC rates are quoted in bits
+    const YamlNode bw = m.require("bandwidth");
+    const std::string text = bw.as_string();
+    const bool bytes = text.find("Bps") != std::string::npos || text.find("B/s") != std::string::npos;
+    const double bits = node.nic.bandwidth * 8;
+    if (bits > 1.6e12)
+      warnings->push_back({bw.where(),
+                           "nics.bandwidth " + text + " is " + format_bandwidth(bits / 8) +
+                               " (" + fixed(bits / 1e12, 2) +
+                               " Tb/s) per NIC and direction, beyond the fastest NICs (1.6 Tb/s)" +
+                               (bytes ? ": a rate in bits written in bytes?" : ""),
+                           "a NIC rate in bits per second, e.g. 400Gbps (ConnectX-7), 800Gbps (ConnectX-8)"});
+    else if (bytes)
+      warnings->push_back({bw.where(),
+                           "nics.bandwidth " + text + " is written in bytes (" + fixed(bits / 1e9, 0) +
+                               " Gb/s); NIC rates are quoted in bits",
+                           fixed(bits / 1e9, 0) + "Gbps"});
+  }
   node.nic.latency = m.quantity("latency");
   node.nic_transport = transport(m, transports);
   if (auto map = m.find("gpus")) {
@@ -365,9 +410,9 @@ PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const 
   p.node.gpu = read_node_gpu(node.require("gpu"), gpus, p.name);
   if (auto cpu = node.choice_if("cpu"))
     p.node.gpu.host = gpus.host_cpu(*cpu);
-  read_scale_up(node.require("scale_up"), p.node, transports);
+  read_scale_up(node.require("scale_up"), p.node, transports, &p.warnings);
   read_pcie(node.require("pcie"), p.node, transports);
-  read_nics(node.require("nics"), p.node, transports);
+  read_nics(node.require("nics"), p.node, transports, &p.warnings);
   node.finish();
 
   if (auto f = top.find("fabric"))

@@ -85,6 +85,9 @@ struct PlatformSpec {
   NodeSpec node;
   FabricSpec fabric;
   CostSpec cost;
+  /// Figures that parse but are beyond what the hardware of the time has (a NIC's rate
+  /// written in bytes, a one-way NVLink figure that is the two-way one).
+  std::vector<ConfigWarning> warnings;
 
   int gpus_per_domain() const { return node.gpus * node.domain_nodes; }
 };

@@ -135,6 +135,8 @@ void add_platform_command(CLI::App& app, Action& action)
         check_file(opt->xml, "--xml");
       Catalog c = Catalog::open();
       PlatformSpec p = c.platform(opt->name, command_line("platform show"));
+      for (const ConfigWarning& w : p.warnings)
+        std::fprintf(stderr, "%s\n", w.line().c_str());
       int gpus = gpus_given ? opt->gpus : p.node.gpus;
       if (gpus % p.node.gpus != 0)
         throw ConfigError(command_line("--gpus"),

@@ -116,6 +116,7 @@ void add_run_command(CLI::App& app, Action& action)
     std::string trace;
     bool kernels = false;
     bool allow_oom = false;
+    bool strict = false;
     bool slurm = false;
     SlurmOptions s;
   };
@@ -133,6 +134,8 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
   cmd->add_flag("--allow-oom", opt->allow_oom,
                 "exit 0 when the step does not fit in GPU memory (default: exit 3, after the report)");
+  cmd->add_flag("--strict", opt->strict,
+                "a warning (an implausible figure, a setting with no effect) is an error: exit 2, nothing run");
   cmd->add_flag("--slurm", opt->slurm,
                 "sweeps: submit the shards as a Slurm job array into DIR/shards/I and a job that merges them "
                 "into DIR (needs --out)");
@@ -170,8 +173,11 @@ void add_run_command(CLI::App& app, Action& action)
         check_directory(opt->out, "--out");
       if (!opt->trace.empty())
         check_file(opt->trace, "--trace");
-      for (const std::string& w : ineffective_settings(e))
-        std::fprintf(stderr, "%s\n", w.c_str());
+      for (const ConfigWarning& w : experiment_warnings(e)) {
+        if (opt->strict)
+          throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);
+        std::fprintf(stderr, "%s\n", w.line().c_str());
+      }
       std::string trace;
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";

@@ -204,12 +204,12 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
   check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
 }
 
-std::vector<std::string> ineffective_settings(const ExperimentSpec& e)
+std::vector<ConfigWarning> experiment_warnings(const ExperimentSpec& e)
 {
   const TrainingSpec& t = e.training;
-  std::vector<std::string> out;
+  std::vector<ConfigWarning> out = e.platform.warnings;
   auto warn = [&](const std::string& key, const std::string& what) {
-    out.push_back(e.at("training." + key).str() + ": warning: training." + key + " " + what);
+    out.push_back({e.at("training." + key), "training." + key + " " + what, ""});
   };
   auto written = [&](const std::string& key) { return e.where.count("training." + key) > 0; };
   // only what the user wrote: the section's defaults are the framework's usual settings

@@ -63,9 +63,10 @@ ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog);
 /// baseline, simulation, budget; `sweep` and `plot` are accepted and read elsewhere).
 ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog);
 
-/// Settings written in the experiment that the chosen layout ignores, one line each:
-/// "FILE:LINE:COL: warning: KEY has no effect ...; why". Empty when every setting counts.
-std::vector<std::string> ineffective_settings(const ExperimentSpec& e);
+/// What in the experiment is allowed but probably not meant: its platform's implausible figures
+/// and the settings written that the chosen layout ignores ("KEY has no effect ..."). Empty
+/// when nothing looks wrong.
+std::vector<ConfigWarning> experiment_warnings(const ExperimentSpec& e);
 
 /// `training.collective_algo`: "auto", or a registered algorithm with, optionally, one of its
 /// protocols ("ring/simple"); otherwise a ConfigError at `where` listing the valid ones.
