@@ -558,33 +558,42 @@ TEST_CASE("DeepEP sends a token once per NVLink domain over RDMA, then once per 
   }
 }
 
+namespace {
+
+/// Llama 3 8B, one sequence on one H100: the loss's buffers under each framework.
+struct LossCase {
+  ModelSpec m = preset("llama3-8b");
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec t = [] {
+    TrainingSpec s = training(1, 1, 1, 1);
+    s.global_batch = 1;
+    return s;
+  }();
+  double logits() const { return static_cast<double>(m.seq_len) * m.vocab; }
+  double buffers(Framework f)
+  {
+    t.framework = f;
+    return CostModel(m, t, gpu).memory(0).buffers;
+  }
+};
+
+} // namespace
+
 TEST_CASE("Megatron's cross entropy keeps one fp32 copy of the logits, torch's F.cross_entropy two")
 {
-  const ModelSpec m = preset("llama3-8b");
-  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
-  TrainingSpec t = training(1, 1, 1, 1);
-  t.global_batch = 1;
-  const double logits = static_cast<double>(m.seq_len) * m.vocab;
-  t.framework = Framework::megatron;
-  const double megatron = CostModel(m, t, gpu).memory(0).buffers;
-  t.framework = Framework::torchtitan;
-  const double torch = CostModel(m, t, gpu).memory(0).buffers;
-  CHECK(torch - megatron == doctest::Approx(4 * logits).epsilon(1e-9));
+  LossCase c;
+  CHECK(c.buffers(Framework::torchtitan) - c.buffers(Framework::megatron) ==
+        doctest::Approx(4 * c.logits()).epsilon(1e-9));
 }
 
 TEST_CASE("flash-attn's fused cross entropy (FSDP1 stacks) keeps no fp32 copy: the logits and their 16-bit gradient")
 {
-  const ModelSpec m = preset("llama3-8b");
-  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
-  TrainingSpec t = training(1, 1, 1, 1);
-  t.global_batch = 1;
-  const double logits = static_cast<double>(m.seq_len) * m.vocab;
-  t.framework = Framework::megatron;
-  const double megatron = CostModel(m, t, gpu).memory(0).buffers;
-  t.framework = Framework::fsdp;
-  const double fused = CostModel(m, t, gpu).memory(0).buffers;
+  LossCase c;
   // Megatron: 2 + 4 bytes per logit; the fused loss: 2 + 2
-  CHECK(megatron - fused == doctest::Approx(2 * logits).epsilon(1e-9));
+  CHECK(c.buffers(Framework::megatron) - c.buffers(Framework::fsdp) == doctest::Approx(2 * c.logits()).epsilon(1e-9));
+  const ModelSpec& m = c.m;
+  const GpuSpec& gpu = c.gpu;
+  TrainingSpec& t = c.t;
   // and its kernels: one pass over the logits each way instead of Megatron's fp32 passes
   const auto ce = [&](Framework f) {
     t.framework = f;
