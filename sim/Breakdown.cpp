@@ -56,7 +56,7 @@ void attribute(Breakdown& b, const Workload& w, const ExecutionResult& r, TaskId
     double running = std::max(from, std::min(to, r.start[d]));
     comm_slot(b, t.category) += to - running;
     // a communication stream's own kernel (torch's list-collective copies) waits for nobody
-    double ready = t.kind == TaskKind::compute ? running : std::max(from, std::min(running, r.ready[d]));
+    double ready = t.kind == TaskKind::compute ? running : std::max(from, std::min(running, ready_time(w, r, d)));
     b.bubble += running - ready;
     to = ready;
     if (to <= from)
@@ -96,7 +96,7 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     double gap_end = r.start[id];
     if (gap_end > cursor) {
       // once the task was ready, the GPU waited for the host to issue it
-      const double ready = std::max(cursor, std::min(gap_end, r.ready[id]));
+      const double ready = std::max(cursor, std::min(gap_end, ready_time(w, r, id)));
       b.host += gap_end - ready;
       gap_end = ready;
     }

@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 namespace clustersim {
@@ -49,7 +48,6 @@ public:
       : w_(w), c_(c), cg_(c.cluster()), speed_(speed), o_(o), net_(capacities(c.cluster(), w.ranks(), speed), o.incremental_sharing)
   {
     const auto n = w.tasks().size();
-    res_.ready.assign(n, -1);
     res_.start.assign(n, -1);
     res_.end.assign(n, -1);
     state_.assign(n, kIdle);
@@ -66,6 +64,7 @@ public:
     // where the per-stream program lists lie anywhere
     next_.assign(n, kNoTask);
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
+    p2p_.resize(streams_.size());
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {
         const auto& prog = w.program(r, static_cast<Stream>(s));
@@ -233,7 +232,6 @@ private:
         return;
       }
     st.busy = true;
-    res_.ready[id] = now_;
     const Task& t = w_.task(id);
     switch (t.kind) {
     case TaskKind::compute:
@@ -336,34 +334,27 @@ private:
   /// What a transfer costs, computed once per (sender, receiver, stream, bytes): a pipeline
   /// repeats a few shapes thousands of times.
   struct P2P {
+    std::uint32_t to = 0; ///< the receiving rank
+    double bytes = 0;
     bool exclusive = false;
     double predicted = 0; ///< s on idle links (the delay of an exclusive transfer)
     double wire = 0;      ///< on-wire bytes of its flow
     double extra = 0;     ///< s of latency after its flow
   };
-  struct P2PKey {
-    std::uint64_t ends;
-    double bytes;
-    bool operator==(const P2PKey& o) const { return ends == o.ends && bytes == o.bytes; }
-  };
-  struct P2PKeyHash {
-    std::size_t operator()(const P2PKey& k) const
-    {
-      return std::hash<std::uint64_t>()(k.ends) ^ (std::hash<double>()(k.bytes) * 0x9e3779b97f4a7c15ULL);
-    }
-  };
 
+  /// Looked up per (sender, stream), where a rank keeps one or two peers and a few sizes: a
+  /// short scan of one small list, where a hash table missed the cache twice per transfer.
   const P2P& p2p(const Task& send, const Task& recv)
   {
-    const P2PKey key{(static_cast<std::uint64_t>(send.rank) << 36) | (static_cast<std::uint64_t>(recv.rank) << 8) |
-                         static_cast<std::uint64_t>(send.stream),
-                     send.amount};
-    auto it = p2p_.find(key);
-    if (it != p2p_.end())
-      return it->second;
+    auto& known = p2p_[send.rank * kStreamCount + static_cast<std::size_t>(send.stream)];
+    for (const P2P& p : known)
+      if (p.to == recv.rank && p.bytes == send.amount)
+        return p;
     const int from = static_cast<int>(send.rank);
     const int to = static_cast<int>(recv.rank);
     P2P p;
+    p.to = recv.rank;
+    p.bytes = send.amount;
     auto ex = p2p_exclusive_.find(std::make_tuple(send.rank, recv.rank, static_cast<int>(send.stream)));
     p.exclusive = ex != p2p_exclusive_.end() && ex->second;
     if (p.exclusive) {
@@ -372,7 +363,8 @@ private:
       p.wire = wire(c_.p2p_wire_bytes(from, to, send.amount));
       p.extra = c_.p2p_extra_latency(from, to, send.amount);
     }
-    return p2p_.emplace(key, p).first->second;
+    known.push_back(p);
+    return known.back();
   }
 
   // ---- collectives ----
@@ -497,7 +489,7 @@ private:
   std::vector<StreamRun> streams_;
   std::vector<CallRun> calls_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
-  std::unordered_map<P2PKey, P2P, P2PKeyHash> p2p_;
+  std::vector<std::vector<P2P>> p2p_; ///< per rank and stream: the transfers it has sent
   std::vector<FlowOwner> owners_;
   std::vector<Event> heap_;
   std::vector<std::uint32_t> work_;

@@ -99,7 +99,6 @@ public:
   Run(const Workload& w, SimPlatform& p, CollectiveEngine& c, const ExecutionOptions& o) : w_(w), p_(p), c_(c), o_(o)
   {
     const auto n = w.tasks().size();
-    res_.ready.assign(n, -1);
     res_.start.assign(n, -1);
     res_.end.assign(n, -1);
     done_.assign(n, 0);
@@ -179,8 +178,6 @@ private:
   void run_task(Worker& me, Worker& owner, TaskId id)
   {
     ++owner.cursor;
-    const double now = sg4::Engine::get_clock();
-    res_.ready[id] = now;
     const Task& t = w_.task(id);
     switch (t.kind) {
     case TaskKind::compute:
@@ -567,6 +564,15 @@ double issue_time(const Workload& w, TaskId id, double host_clock, const std::ve
     if (w.task(*d).host_sync)
       host_clock = std::max(host_clock, end[*d]);
   return host_clock + t.host_seconds();
+}
+
+double ready_time(const Workload& w, const ExecutionResult& r, TaskId id)
+{
+  const TaskId prev = w.previous(id);
+  double ready = prev == kNoTask ? 0.0 : r.end[prev];
+  for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
+    ready = std::max(ready, r.end[*d]);
+  return ready;
 }
 
 WorkloadShape shape_of(const Workload& w)

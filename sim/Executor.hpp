@@ -67,11 +67,15 @@ struct ExecutionOptions {
 
 struct ExecutionResult {
   double makespan = 0;       ///< s, when the last task finished
-  std::vector<double> ready; ///< per task: when its dependencies and stream predecessor were done
   std::vector<double> start; ///< per task: when it began (collectives: when every member had arrived)
   std::vector<double> end;   ///< per task
   ExecutionStats stats;
 };
+
+/// When task `id` was ready to run: its stream predecessor and its dependencies had ended (0
+/// for a stream's first task without dependencies). Every engine starts a task's issue,
+/// arrival or rendezvous at that instant, so it is read off `end` rather than kept per task.
+double ready_time(const Workload& w, const ExecutionResult& r, TaskId id);
 
 /// What both engines read off a workload before they run it.
 struct WorkloadShape {

@@ -22,7 +22,7 @@ public:
   Timeline(const Workload& w, CollectiveEngine& c, const TimelineOptions& o) : w_(w), c_(c), o_(o)
   {
     const auto n = w.tasks().size();
-    res_.ready.assign(n, kUnset);
+    queued_.assign(n, 0);
     res_.start.assign(n, kUnset);
     res_.end.assign(n, kUnset);
     done_.assign(n, 0);
@@ -163,9 +163,9 @@ private:
       }
       ready = std::max(ready, res_.end[*d]);
     }
-    if (res_.ready[id] != kUnset)
-      return; // already queued
-    res_.ready[id] = ready;
+    if (queued_[id])
+      return;
+    queued_[id] = 1;
     heap_.emplace(ready, seq_++, s);
   }
 
@@ -240,6 +240,7 @@ private:
   TimelineOptions o_;
   ExecutionResult res_;
   std::vector<std::uint8_t> done_;
+  std::vector<std::uint8_t> queued_; ///< per task: its stream is queued for it
   std::vector<double> host_; ///< per rank: when its host issued its last compute task (empty: no host costs)
   std::vector<std::uint8_t> arrived_;
   std::vector<CallState> calls_;

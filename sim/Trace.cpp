@@ -65,8 +65,8 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
         Json args{{"rank", task.rank}, {"layer", task.layer}, {"micro_batch", task.micro_batch}}; // -1: none
         if (task.kind != TaskKind::compute)
           args["bytes"] = task.amount;
-        if (r.ready[id] < start)
-          args["waited_for_peers_us"] = (start - r.ready[id]) * 1e6;
+        if (const double ready = ready_time(w, r, id); ready < start)
+          args["waited_for_peers_us"] = (start - ready) * 1e6;
         events.push_back({{"ph", "X"},
                           {"name", w.names()[task.name]},
                           {"cat", to_string(task.category)},

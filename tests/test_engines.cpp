@@ -303,6 +303,27 @@ void check_same(const Comparison& c)
 
 } // namespace
 
+TEST_CASE("a task is ready when its stream predecessor and its dependencies have ended")
+{
+  Workload w(1);
+  const Workload::Label label{Category::forward, "k", 0, 0};
+  const TaskId a = w.add_compute(0, 1.0, label, {});
+  const TaskId b = w.add_compute(0, 2.0, label, {}, Stream::tp);
+  const TaskId c = w.add_compute(0, 1.0, label, {b});
+  const TaskId d = w.add_compute(0, 1.0, label, {});
+  CHECK(w.previous(a) == kNoTask);
+  CHECK(w.previous(b) == kNoTask);
+  CHECK(w.previous(c) == a);
+  CHECK(w.previous(d) == c);
+  ExecutionResult r;
+  r.end = {1.0, 2.0, 3.0, 4.0};
+  r.start = {0.0, 0.0, 2.0, 3.0};
+  CHECK(ready_time(w, r, a) == 0.0);
+  CHECK(ready_time(w, r, b) == 0.0);
+  CHECK(ready_time(w, r, c) == 2.0); // its dependency on the other stream ended last
+  CHECK(ready_time(w, r, d) == 3.0); // its predecessor
+}
+
 TEST_CASE("engines agree: Llama-3 405B on the 2:1 fat-tree, 512 GPUs, tp 8 pp 16 vpp 7, ZeRO-1 with overlap")
 {
   Comparison c = compare_engines(experiment(R"(

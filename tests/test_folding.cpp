@@ -196,7 +196,7 @@ std::pair<std::vector<double>, std::size_t> task_times(const ExperimentSpec& e, 
     s.precision(17);
     s << r.stats.helped;
     for (std::size_t i = 0; i < r.end.size(); ++i)
-      s << ' ' << r.ready[i] << ' ' << r.start[i] << ' ' << r.end[i];
+      s << ' ' << r.start[i] << ' ' << r.end[i];
     return s.str();
   });
   std::istringstream in(out);

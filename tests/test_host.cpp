@@ -65,19 +65,12 @@ std::vector<double> ends(const Workload& w, const std::string& engine)
 
 ExecutionResult result_of(const Workload& w, const std::vector<double>& end)
 {
-  // the start of each task, for the breakdown: its end less its seconds; ready: when its
-  // stream predecessor and dependencies had ended
+  // the start of each task, for the breakdown: its end less its seconds
   ExecutionResult r;
   r.end = end;
   r.start.resize(end.size());
-  r.ready.resize(end.size());
-  for (TaskId id = 0; id < end.size(); ++id) {
+  for (TaskId id = 0; id < end.size(); ++id)
     r.start[id] = end[id] - w.task(id).amount;
-    double ready = 0;
-    for (const TaskId* d = w.deps_begin(id); d != w.deps_end(id); ++d)
-      ready = std::max(ready, end[*d]);
-    r.ready[id] = ready;
-  }
   for (double e : end)
     r.makespan = std::max(r.makespan, e);
   return r;

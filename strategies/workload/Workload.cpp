@@ -85,6 +85,14 @@ std::uint8_t Workload::name_index(const std::string& name)
   return last_name_ = static_cast<std::uint8_t>(names_.size() - 1);
 }
 
+TaskId Workload::previous(TaskId id) const
+{
+  const Task& t = tasks_[id];
+  const auto& prog = program(t.rank, t.stream);
+  const auto it = std::lower_bound(prog.begin(), prog.end(), id);
+  return it == prog.begin() ? kNoTask : *(it - 1);
+}
+
 TaskId Workload::push(Task t, const TaskIds& deps)
 {
   assert(t.rank < ranks_);

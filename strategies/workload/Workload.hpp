@@ -144,6 +144,9 @@ public:
   {
     return programs_[rank * kStreamCount + static_cast<std::size_t>(s)];
   }
+  /// The task before `id` on its stream, or kNoTask (a stream's ids increase: tasks are
+  /// appended to their stream as they are made).
+  TaskId previous(TaskId id) const;
   /// Dependencies of a task.
   const TaskId* deps_begin(TaskId id) const { return deps_.data() + tasks_[id].deps_begin; }
   const TaskId* deps_end(TaskId id) const { return deps_begin(id) + tasks_[id].deps_count; }
