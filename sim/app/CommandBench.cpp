@@ -209,7 +209,7 @@ std::vector<Scenario> scenarios()
   }
   // steps that cannot be folded: replicas contend on a 2:1 oversubscribed fat-tree (issue: the
   // fabric what-if users ask first), on the event engine and on SimGrid's actors
-  for (int g : {2048, 4096, 16384}) {
+  for (int g : {2048, 4096, 16384, 32768, 65536}) {
     const std::string what = "Llama-3 405B step, " + std::to_string(g) + " H100, 2:1 fat-tree, vpp 7, ZeRO-1";
     s.push_back({"contended-" + std::to_string(g / 1024) + "k",
                  [g, what] { return training_step(what, llama3_contended(g), false, "event"); }});
