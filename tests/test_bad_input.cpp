@@ -477,3 +477,22 @@ TEST_CASE("CUDA graph settings are checked where they are written")
                                                 "cuda_graph_scope: [full_iteration]}");
   CHECK(run_cli("run " + ok).exit_code == 0);
 }
+
+TEST_CASE("fabric routing: an unknown routing, a negative seed, and routing without a fabric are errors at the key")
+{
+  const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 8}";
+  std::string f = experiment("r1.yaml", t, "", "{platform: dgx-a100-80gb, gpus: 8, routing: spray}");
+  expect_error("run " + f, f + ":3:", "ideal, ecmp");
+  f = experiment("r2.yaml", t, "", "{platform: dgx-a100-80gb, gpus: 8, routing: ecmp, seed: -1}");
+  expect_error("run " + f, f + ":3:", "-1 is out of range");
+  const std::string p = write_temp("nofabric.yaml", "name: box\nnode:\n  gpu: a100-sxm4-80gb\n  gpus: 2\n"
+                                                    "  scale_up: {kind: nvswitch, bandwidth: 600GBps, bidirectional: "
+                                                    "true, latency: 0.3us, transport: nvlink3}\n"
+                                                    "  pcie: {bandwidth: 31.5GBps, latency: 0.2us, transport: pcie4}\n"
+                                                    "  nics: {count: 0}\n");
+  f = experiment("r3.yaml", "{tp: 1, pp: 1, micro_batch: 1, global_batch: 2}", "",
+                 "{platform: " + p + ", gpus: 2, routing: ecmp}");
+  expect_error("run " + f, f + ":3:", "cluster.routing needs a scale-out fabric");
+  const std::string pf = platform_with("  oversubscription: 1", "  oversubscription: 1\n  routing: sprayed");
+  expect_error("platform show " + pf, pf + ":", "ideal, ecmp");
+}

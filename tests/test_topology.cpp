@@ -5,6 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
 using namespace clustersim;
 using clustersim::test::catalog;
 
@@ -51,7 +56,7 @@ using clustersim::test::write_temp;
 using clustersim::test::read_file;
 
 /// A toy cluster: one GPU per node, one 100 Gb/s NIC, fat-tree of radix `radix`.
-PlatformSpec toy(int radix, double oversubscription, int levels = 0)
+PlatformSpec toy(int radix, double oversubscription, int levels = 0, const std::string& routing = "ideal", int seed = 0)
 {
   std::ostringstream y;
   y << "name: toy\nnode:\n  gpu: a100-sxm4-80gb\n  gpus: 1\n"
@@ -59,7 +64,7 @@ PlatformSpec toy(int radix, double oversubscription, int levels = 0)
     << "  pcie: {bandwidth: 31.5GBps, latency: 0.2us, transport: pcie4}\n"
     << "  nics: {count: 1, bandwidth: 100Gbps, latency: 0.5us, transport: ib-hdr}\n"
     << "fabric: {kind: fat-tree, radix: " << radix << ", oversubscription: " << oversubscription
-    << ", levels: " << levels << ", switch_latency: 0.1us}\n";
+    << ", levels: " << levels << ", switch_latency: 0.1us, routing: " << routing << ", seed: " << seed << "}\n";
   return load_platform(write_temp("toy.yaml", y.str()), catalog().gpus());
 }
 
@@ -216,4 +221,122 @@ TEST_CASE("DOT export renders with Graphviz and the SimGrid XML loads in SimGrid
     return std::to_string(e.get_host_count()) + " " + std::to_string(links.size());
   });
   CHECK(out == "16 6");
+}
+
+TEST_CASE("ECMP: 1,000 flows hashed onto a leaf's 16 up-links load the busiest 1.2x the mean and more")
+{
+  // radix 32 at 1:1: 32 leaves of 16 GPUs, each leaf with 16 up-links (one per spine)
+  double ratio_sum = 0;
+  const int seeds = 20;
+  std::set<std::vector<int>> placements;
+  for (int seed = 0; seed < seeds; ++seed) {
+    ClusterGraph cg = ClusterGraph::build(toy(32, 1, 0, "ecmp", seed), 512);
+    REQUIRE(cg.fabric_levels() == 2);
+    std::map<int, int> per_cable; // leaf 0's up cables
+    for (std::size_t r = 0; r < cg.resources().size(); ++r)
+      if (cg.resources()[r].name.rfind("leaf0-spine", 0) == 0)
+        per_cable[static_cast<int>(r)] = 0;
+    REQUIRE(per_cable.size() == 16);
+    int flows = 0;
+    std::vector<int> route;
+    std::vector<int> placement;
+    for (int a = 0; a < 16 && flows < 1000; ++a)
+      for (int b = 16; b < 512 && flows < 1000; ++b, ++flows) {
+        route.clear();
+        cg.route(a, b, route);
+        int on = 0;
+        for (int r : route)
+          if (per_cable.count(r)) {
+            ++per_cable[r];
+            placement.push_back(r);
+            ++on;
+          }
+        REQUIRE(on == 1); // one cable up, never the bundle
+      }
+    int busiest = 0;
+    for (auto [r, n] : per_cable) {
+      CHECK(n > 0);
+      busiest = std::max(busiest, n);
+    }
+    ratio_sum += busiest / (1000.0 / 16);
+    placements.insert(placement);
+  }
+  const double mean_ratio = ratio_sum / seeds;
+  MESSAGE("mean max/mean over " << seeds << " seeds: " << mean_ratio);
+  CHECK(mean_ratio > 1.2); // a binomial(1000, 1/16) maximum of 16 draws: about 1.22
+  CHECK(mean_ratio < 1.4);
+  CHECK(placements.size() == seeds); // every seed hashes differently
+
+  // ideal spreading: the same leaf has one up resource carrying every flow
+  ClusterGraph ideal = ClusterGraph::build(toy(32, 1), 512);
+  int bundles = 0;
+  for (const auto& r : ideal.resources())
+    bundles += r.name == "leaf0-up" ? 1 : 0;
+  CHECK(bundles == 1);
+}
+
+TEST_CASE("ECMP routes cross as many switches as ideal ones, with the same latency, on two and three levels")
+{
+  for (auto [radix, levels, gpus] : {std::tuple{8, 2, 32}, std::tuple{8, 3, 128}}) {
+    CAPTURE(levels);
+    ClusterGraph ideal = ClusterGraph::build(toy(radix, 1, levels), gpus);
+    ClusterGraph ecmp = ClusterGraph::build(toy(radix, 1, levels, "ecmp", 7), gpus);
+    REQUIRE(ecmp.fabric_levels() == levels);
+    CHECK(compute_facts(ecmp).connected);
+    std::vector<int> ri;
+    std::vector<int> re;
+    for (int a = 0; a < gpus; a += 3)
+      for (int b = 0; b < gpus; b += 5) {
+        ri.clear();
+        re.clear();
+        CAPTURE(a);
+        CAPTURE(b);
+        CHECK(ecmp.route(a, b, re) == doctest::Approx(ideal.route(a, b, ri)));
+        CHECK(re.size() == ri.size());
+        for (int r : re) { // every fabric hop is one cable, never a bundle
+          const Resource& res = ecmp.resources()[static_cast<std::size_t>(r)];
+          if (res.kind == LinkKind::network)
+            CHECK(res.bandwidth <= 12.5e9 * (1 + 1e-12));
+        }
+      }
+  }
+}
+
+TEST_CASE("ECMP: a failed cable takes no flow, its switch hashes over the cables left")
+{
+  ClusterGraph cg = ClusterGraph::build(toy(8, 1, 2, "ecmp", 3), 32);
+  // leaf 0's up cables, and the flows of leaf 0's GPUs to the other leaves on them
+  std::vector<int> up_arcs;
+  for (auto [e, end] = boost::edges(cg.graph()); e != end; ++e) {
+    const ArcInfo& arc = cg.graph()[*e];
+    if (cg.resources()[static_cast<std::size_t>(arc.resource)].name.rfind("leaf0-spine", 0) == 0)
+      up_arcs.push_back(arc.id);
+  }
+  REQUIRE(up_arcs.size() == 4);
+  CHECK(cg.ecmp_cut().empty());
+  cg.scale_arc(up_arcs[0], 0);
+  CHECK(cg.ecmp_cut().empty());
+  const int dead = cg.graph()[*std::find_if(boost::edges(cg.graph()).first, boost::edges(cg.graph()).second,
+                                            [&](auto e) { return cg.graph()[e].id == up_arcs[0]; })]
+                       .resource;
+  std::vector<int> route;
+  std::set<int> used;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 4; b < 32; ++b) {
+      route.clear();
+      cg.route(a, b, route);
+      for (int r : route) {
+        CHECK(r != dead);
+        used.insert(r);
+      }
+    }
+  for (int arc : {up_arcs[1], up_arcs[2], up_arcs[3]})
+    CHECK(used.count(cg.graph()[*std::find_if(boost::edges(cg.graph()).first, boost::edges(cg.graph()).second,
+                                               [&](auto e) { return cg.graph()[e].id == arc; })]
+                         .resource));
+  cg.scale_arc(up_arcs[1], 0);
+  cg.scale_arc(up_arcs[2], 0);
+  CHECK(cg.ecmp_cut().empty()); // the last one left carries them all
+  cg.scale_arc(up_arcs[3], 0);
+  CHECK(cg.ecmp_cut().rfind("leaf0 reaches leaf1 over no live cable", 0) == 0);
 }

@@ -277,8 +277,129 @@ void ClusterGraph::scale_arc(int arc, double factor)
     Resource& r = resources_[static_cast<std::size_t>(info.resource)];
     r.bandwidth = std::max(0.0, r.bandwidth - info.bandwidth * (1 - factor));
     info.bandwidth *= factor;
+    if (ecmp_ && r.bandwidth <= 0)
+      ecmp_faults_ = true; // routes now avoid it
     return;
   }
+}
+
+namespace {
+
+/// splitmix64's finalizer (Steele, Lea & Flood, OOPSLA 2014): every input bit moves every
+/// output bit, as a switch's CRC-based hash of a 5-tuple does for ECMP.
+std::uint64_t mix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+std::uint64_t ClusterGraph::ecmp_hash(int gpu_a, int gpu_b, int group) const
+{
+  // the flow's identity (its two GPUs: one queue pair for the job), salted per switch choice and
+  // per seed, so that switches do not all pick alike (no polarization)
+  const std::uint64_t flow = mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
+                                 static_cast<std::uint32_t>(gpu_b));
+  return mix(flow ^ mix((static_cast<std::uint64_t>(seed_) << 32) | static_cast<std::uint32_t>(group)));
+}
+
+bool ClusterGraph::group_alive(int group) const
+{
+  for (int arc : ecmp_groups_[static_cast<std::size_t>(group)].arcs)
+    if (cable_alive(arc))
+      return true;
+  return false;
+}
+
+bool ClusterGraph::leads_to(int group, std::size_t i, int tier, int leaf_b, int pod_b) const
+{
+  const EcmpGroup& g = ecmp_groups_[static_cast<std::size_t>(group)];
+  if (!cable_alive(g.arcs[i]))
+    return false;
+  const auto at = [](const std::vector<int>& v, int k) { return v[static_cast<std::size_t>(k)]; };
+  const int to = g.to[i];
+  if (tier == 2) // a cable down: the switches below lead on (their own cables are checked there)
+    return true;
+  if (fabric_levels_ == 2) // up to spine `to`: it needs a live cable down to the leaf
+    return group_alive(at(spine_down_group_, to * leaf_count_ + leaf_b));
+  if (tier == 1) // aggregation up to core `to`: it needs a live cable down to pod_b
+    return group_alive(at(core_down_group_, to * pods_ + pod_b));
+  // leaf up to aggregation switch `to` of its pod: down to the leaf, and across pods if needed
+  if (!group_alive(at(agg_leaf_down_group_, leaf_b * leaf_up_ + to)))
+    return false;
+  const int pod_a = at(pod_of_leaf_, at(leaf_of_group_, group));
+  if (pod_a == pod_b)
+    return true;
+  const int agg_up = at(agg_up_group_, pod_a * leaf_up_ + to);
+  for (std::size_t k = 0; k < ecmp_groups_[static_cast<std::size_t>(agg_up)].arcs.size(); ++k)
+    if (leads_to(agg_up, k, 1, leaf_b, pod_b))
+      return true;
+  return false;
+}
+
+std::string ClusterGraph::ecmp_cut() const
+{
+  for (int la = 0; la < leaf_count_; ++la)
+    for (int lb = 0; lb < leaf_count_; ++lb) {
+      if (la == lb)
+        continue;
+      const int group = leaf_up_group_[static_cast<std::size_t>(la)];
+      const int pod_b = pod_of_leaf_[static_cast<std::size_t>(lb)];
+      bool reached = false;
+      for (std::size_t i = 0; i < ecmp_groups_[static_cast<std::size_t>(group)].arcs.size() && !reached; ++i)
+        reached = leads_to(group, i, 0, lb, pod_b);
+      if (!reached)
+        return "leaf" + std::to_string(la) + " reaches leaf" + std::to_string(lb) + " over no live cable";
+    }
+  return "";
+}
+
+int ClusterGraph::take_cable(int a, int b, int group, int leaf_b, int pod_b, std::vector<int>& out,
+                             double& latency) const
+{
+  const EcmpGroup& g = ecmp_groups_[static_cast<std::size_t>(group)];
+  const int tier = group_tier_[static_cast<std::size_t>(group)];
+  // the hash picks among the cables that lead on (all of them on a healthy fabric); with none
+  // the flow takes a dead one and never ends (the faults refuse that setup: ecmp_cut)
+  const std::uint64_t h = ecmp_hash(a, b, group);
+  std::size_t pick = static_cast<std::size_t>(h % g.arcs.size());
+  if (ecmp_faults_) {
+    std::size_t live = 0;
+    for (std::size_t i = 0; i < g.arcs.size(); ++i)
+      live += leads_to(group, i, tier, leaf_b, pod_b) ? 1 : 0;
+    if (live > 0) {
+      std::size_t nth = static_cast<std::size_t>(h % live);
+      for (std::size_t i = 0; i < g.arcs.size(); ++i)
+        if (leads_to(group, i, tier, leaf_b, pod_b) && nth-- == 0) {
+          pick = i;
+          break;
+        }
+    }
+  }
+  const int res = arc_resource(g.arcs[pick]);
+  out.push_back(res);
+  latency += resources_[static_cast<std::size_t>(res)].latency;
+  return g.to[pick];
+}
+
+void ClusterGraph::append_ecmp(int a, int b, int leaf_a, int leaf_b, std::vector<int>& out, double& latency) const
+{
+  const auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
+  const int pb = at(pod_of_leaf_, leaf_b);
+  const int up = take_cable(a, b, at(leaf_up_group_, leaf_a), leaf_b, pb, out, latency); // spine, or aggregation
+  if (fabric_levels_ == 2) {
+    take_cable(a, b, at(spine_down_group_, up * leaf_count_ + leaf_b), leaf_b, pb, out, latency);
+    return;
+  }
+  const int pa = at(pod_of_leaf_, leaf_a);
+  if (pa != pb) {
+    const int core = take_cable(a, b, at(agg_up_group_, pa * leaf_up_ + up), leaf_b, pb, out, latency);
+    take_cable(a, b, at(core_down_group_, core * pods_ + pb), leaf_b, pb, out, latency); // to aggregation `up`
+  }
+  take_cable(a, b, at(agg_leaf_down_group_, leaf_b * leaf_up_ + up), leaf_b, pb, out, latency);
 }
 
 double ClusterGraph::route(int a, int b, std::vector<int>& out) const
@@ -314,7 +435,9 @@ double ClusterGraph::route(int a, int b, std::vector<int>& out) const
     push_arc(nic_leaf_up_[static_cast<std::size_t>(nic_a)]);
     const int la = leaf_of_nic_[static_cast<std::size_t>(nic_a)];
     const int lb = leaf_of_nic_[static_cast<std::size_t>(nic_b)];
-    if (la != lb) {
+    if (la != lb && ecmp_) {
+      append_ecmp(a, b, la, lb, out, latency);
+    } else if (la != lb) {
       push_res(leaf_up_res_[static_cast<std::size_t>(la)]);
       const int pa = pod_of_leaf_[static_cast<std::size_t>(la)];
       const int pb = pod_of_leaf_[static_cast<std::size_t>(lb)];

@@ -8,13 +8,19 @@
 /// with Dijkstra on the node template, and the scale-out part follows the fat-tree up to the
 /// lowest common switch tier and back down.
 ///
-/// Parallel up-links of a switch toward the same tier (leaf→spines, pod→cores) form one
-/// *resource*: a single shared capacity equal to their sum. That is the flow-level reading of
-/// ideal ECMP spreading; every other arc is a resource of its own.
+/// With `fabric.routing: ideal`, parallel up-links of a switch toward the same tier
+/// (leaf→spines, pod→cores) form one *resource*: a single shared capacity equal to their sum.
+/// That is the flow-level reading of perfect spreading (packet spraying); every other arc is a
+/// resource of its own. With `ecmp` every cable is a resource of its own, and a flow between two
+/// GPUs takes, at every switch it climbs (and at a spine with several cables down to one
+/// leaf), the cable its hash picks among the live ones: one path per GPU pair for the whole
+/// job, as NCCL's long-lived queue pairs are hashed by static ECMP.
 
 #include "PlatformSpec.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
+
+#include <cstdint>
 
 #include <string>
 #include <vector>
@@ -102,9 +108,18 @@ public:
   /// Ids of the arcs between two vertices (both directions), or touching one (b == -1).
   std::vector<int> arcs_of(long long a, long long b = -1) const;
   /// Scales one arc's bandwidth by `factor` (0: down) and its resource with it: a bundle of
-  /// parallel up-links loses that arc's share (ECMP spreads over the rest), any other resource
-  /// is the arc itself.
+  /// parallel up-links loses that arc's share (ideal spreading over the rest), any other
+  /// resource is the arc itself.
   void scale_arc(int arc, double factor);
+  /// Whether switches hash flows onto single cables (fabric.routing: ecmp).
+  bool ecmp() const { return ecmp_; }
+  /// Under ECMP, after faults: "" when every leaf still reaches every other over live cables,
+  /// else which leaf cannot reach which.
+  std::string ecmp_cut() const;
+
+  /// The ECMP hash of a flow from gpu_a to gpu_b at the switch whose choice is `group`, and the
+  /// cable it picks among `live` ones (exposed for tests of its spread).
+  std::uint64_t ecmp_hash(int gpu_a, int gpu_b, int group) const;
 
 private:
   struct RouteStep {
@@ -113,6 +128,17 @@ private:
   };
   void append_local(const std::vector<RouteStep>& steps, int node_src, int node_dst, std::vector<int>& out,
                     double& latency) const;
+  /// The scale-out hops between two leaves under ECMP (see class comment).
+  void append_ecmp(int a, int b, int leaf_a, int leaf_b, std::vector<int>& out, double& latency) const;
+  /// Picks the cable of ECMP group `group` for the flow a → b among the live ones that still
+  /// lead to `leaf_b` (a switch learns of a failed path and withdraws it), appends it, and
+  /// returns the switch it reaches.
+  int take_cable(int a, int b, int group, int leaf_b, int pod_b, std::vector<int>& out, double& latency) const;
+  bool cable_alive(int arc) const { return resources_[static_cast<std::size_t>(arc_resource(arc))].bandwidth > 0; }
+  bool group_alive(int group) const;
+  /// Whether the cable `i` of group `group` (at tier `tier`: 0 leaf up, 1 aggregation up, 2 down)
+  /// still leads to leaf `leaf_b` of pod `pod_b`.
+  bool leads_to(int group, std::size_t i, int tier, int leaf_b, int pod_b) const;
   int arc_resource(int arc) const { return arc_resource_[static_cast<std::size_t>(arc)]; }
 
   friend class GraphBuilder;
@@ -140,6 +166,26 @@ private:
   std::vector<int> pod_of_leaf_;
   std::vector<int> leaf_up_res_, leaf_down_res_; ///< per leaf, bundle toward the tier above
   std::vector<int> pod_up_res_, pod_down_res_;   ///< per pod (3 levels only)
+
+  // ECMP (fabric.routing: ecmp): the cables a switch chooses among, each its own resource
+  struct EcmpGroup {
+    std::vector<int> arcs; ///< the cables, in port order
+    std::vector<int> to;   ///< per cable: the switch it reaches (spine, aggregation index, core)
+  };
+  bool ecmp_ = false;
+  bool ecmp_faults_ = false; ///< a cable has failed: choices check where cables lead
+  std::uint32_t seed_ = 0;
+  int leaf_count_ = 0;
+  int leaf_up_ = 0; ///< up-links per leaf
+  int pods_ = 0;
+  std::vector<EcmpGroup> ecmp_groups_;
+  std::vector<int> group_tier_;    ///< per group: 0 a leaf's up cables, 1 an aggregation switch's, 2 cables down
+  std::vector<int> leaf_of_group_; ///< per group: the leaf whose up cables it holds, else -1
+  std::vector<int> leaf_up_group_;      ///< per leaf: its up cables (to: spine, or aggregation index)
+  std::vector<int> spine_down_group_;   ///< 2 levels, [spine * leaves + leaf]: the cables down to the leaf
+  std::vector<int> agg_up_group_;       ///< 3 levels, [pod * leaf_up + a]: aggregation switch's up cables (to: core)
+  std::vector<int> core_down_group_;    ///< 3 levels, [core * pods + pod]: the cables down to that pod
+  std::vector<int> agg_leaf_down_group_; ///< 3 levels, [leaf * leaf_up + a]: the cable from aggregation a down to it
 };
 
 } // namespace clustersim

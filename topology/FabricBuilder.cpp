@@ -1,7 +1,8 @@
 // The scale-out fabric of a ClusterGraph: leaves for the NICs (one switch, a fat-tree, or one
 // leaf per rail and scalable unit), then two tiers (spines) or three (pods of aggregation
 // switches under cores). Parallel up-links of a switch toward one tier are one resource of
-// their summed capacity (ideal ECMP, see ClusterGraph.hpp).
+// their summed capacity (routing: ideal), or every cable its own, grouped for ECMP's choice
+// (routing: ecmp; see ClusterGraph.hpp).
 #include "GraphBuilder.hpp"
 
 #include <algorithm>
@@ -100,19 +101,26 @@ void GraphBuilder::add_spines(const Leaves& l)
     }
 }
 
+void GraphBuilder::check_pods(const Leaves& l, const SourceLocation& where) const
+{
+  const int k = cg_.platform_.fabric.radix;
+  // Three levels: pods of k/2 leaves, each with `up` aggregation switches (k/2 down, k/2 up).
+  if (l.up > k / 2)
+    radix_error(where, "leaf uplinks exceed the down ports of an aggregation switch");
+  const int pods = (static_cast<int>(l.vertices.size()) + k / 2 - 1) / (k / 2);
+  if (pods > k)
+    radix_error(where, std::to_string(pods) + " pods exceed the " + std::to_string(k) + " ports of a core switch");
+}
+
 void GraphBuilder::add_pods(const Leaves& l, const SourceLocation& where)
 {
   const FabricSpec& f = cg_.platform_.fabric;
   const int k = f.radix;
   const int leaf_count = static_cast<int>(l.vertices.size());
   const double link_bw = f.link.bandwidth;
-  // Three levels: pods of k/2 leaves, each with `up` aggregation switches (k/2 down, k/2 up).
+  check_pods(l, where);
   const int pod_leaves = k / 2;
-  if (l.up > k / 2)
-    radix_error(where, "leaf uplinks exceed the down ports of an aggregation switch");
   const int pods = (leaf_count + pod_leaves - 1) / pod_leaves;
-  if (pods > k)
-    radix_error(where, std::to_string(pods) + " pods exceed the " + std::to_string(k) + " ports of a core switch");
   const int agg_up = k / 2;
   cg_.pod_up_res_.resize(static_cast<std::size_t>(pods));
   cg_.pod_down_res_.resize(static_cast<std::size_t>(pods));
@@ -153,6 +161,93 @@ void GraphBuilder::add_pods(const Leaves& l, const SourceLocation& where)
       }
 }
 
+int GraphBuilder::new_group(int tier, int leaf)
+{
+  cg_.ecmp_groups_.emplace_back();
+  cg_.group_tier_.push_back(tier);
+  cg_.leaf_of_group_.push_back(leaf);
+  return static_cast<int>(cg_.ecmp_groups_.size()) - 1;
+}
+
+void GraphBuilder::add_cable(VertexId lower, VertexId upper, int up, int up_to, int down, int down_to)
+{
+  const FabricSpec& f = cg_.platform_.fabric;
+  const int id = add_link(lower, upper, LinkKind::network, f.link.bandwidth, f.link.latency, 1, -1, -1,
+                          f.switch_latency, f.switch_latency);
+  auto& groups = cg_.ecmp_groups_;
+  groups[static_cast<std::size_t>(up)].arcs.push_back(id);
+  groups[static_cast<std::size_t>(up)].to.push_back(up_to);
+  groups[static_cast<std::size_t>(down)].arcs.push_back(id + 1);
+  groups[static_cast<std::size_t>(down)].to.push_back(down_to);
+}
+
+void GraphBuilder::add_spines_ecmp(const Leaves& l)
+{
+  const int k = cg_.platform_.fabric.radix;
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  // the same spines and cables as add_spines, one link per cable
+  const int per = std::max(1, std::min(l.up, k / leaf_count));
+  const int spines = (l.up + per - 1) / per;
+  std::vector<VertexId> spine_v;
+  for (int s = 0; s < spines; ++s)
+    spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, s));
+  cg_.leaf_up_group_.assign(static_cast<std::size_t>(leaf_count), -1);
+  cg_.spine_down_group_.assign(static_cast<std::size_t>(spines * leaf_count), -1);
+  for (int i = 0; i < leaf_count; ++i) {
+    const int up = cg_.leaf_up_group_[static_cast<std::size_t>(i)] = new_group(0, i);
+    for (int s = 0; s < spines; ++s) {
+      const int down = cg_.spine_down_group_[static_cast<std::size_t>(s * leaf_count + i)] = new_group(2);
+      for (int c = 0; c < std::min(per, l.up - s * per); ++c)
+        add_cable(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], up, s, down, i);
+    }
+  }
+}
+
+void GraphBuilder::add_pods_ecmp(const Leaves& l)
+{
+  const int k = cg_.platform_.fabric.radix;
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  // the same pods, aggregation switches, cores and cables as add_pods (which checked the radix)
+  const int pod_leaves = k / 2;
+  const int pods = (leaf_count + pod_leaves - 1) / pod_leaves;
+  const int agg_up = k / 2;
+  cg_.pods_ = pods;
+  std::vector<std::vector<VertexId>> aggs(static_cast<std::size_t>(pods));
+  for (int pod = 0; pod < pods; ++pod)
+    for (int a = 0; a < l.up; ++a)
+      aggs[static_cast<std::size_t>(pod)].push_back(add_vertex(VertexKind::spine, -1, -1, pod * l.up + a));
+  cg_.leaf_up_group_.assign(static_cast<std::size_t>(leaf_count), -1);
+  cg_.agg_leaf_down_group_.assign(static_cast<std::size_t>(leaf_count * l.up), -1);
+  for (int i = 0; i < leaf_count; ++i) {
+    const int pod = i / pod_leaves;
+    cg_.pod_of_leaf_[static_cast<std::size_t>(i)] = pod;
+    const int up = cg_.leaf_up_group_[static_cast<std::size_t>(i)] = new_group(0, i);
+    for (int a = 0; a < l.up; ++a) {
+      const int down = cg_.agg_leaf_down_group_[static_cast<std::size_t>(i * l.up + a)] = new_group(2);
+      add_cable(l.vertices[static_cast<std::size_t>(i)], aggs[static_cast<std::size_t>(pod)][static_cast<std::size_t>(a)],
+                up, a, down, i);
+    }
+  }
+  const int per = std::max(1, std::min(agg_up, k / pods));
+  const int cores_per_group = (agg_up + per - 1) / per;
+  std::vector<VertexId> cores;
+  for (int c = 0; c < l.up * cores_per_group; ++c)
+    cores.push_back(add_vertex(VertexKind::core, -1, -1, c));
+  cg_.agg_up_group_.assign(static_cast<std::size_t>(pods * l.up), -1);
+  cg_.core_down_group_.assign(cores.size() * static_cast<std::size_t>(pods), -1);
+  for (int pod = 0; pod < pods; ++pod)
+    for (int a = 0; a < l.up; ++a) {
+      const int up = cg_.agg_up_group_[static_cast<std::size_t>(pod * l.up + a)] = new_group(1);
+      for (int c = 0; c < cores_per_group; ++c) {
+        const int core = a * cores_per_group + c;
+        const int down = cg_.core_down_group_[static_cast<std::size_t>(core * pods + pod)] = new_group(2);
+        for (int lane = 0; lane < std::min(per, agg_up - c * per); ++lane)
+          add_cable(aggs[static_cast<std::size_t>(pod)][static_cast<std::size_t>(a)],
+                    cores[static_cast<std::size_t>(core)], up, core, down, a);
+      }
+    }
+}
+
 void GraphBuilder::add_fabric(const SourceLocation& where)
 {
   if (nics_.empty())
@@ -174,6 +269,19 @@ void GraphBuilder::add_fabric(const SourceLocation& where)
   cg_.pod_of_leaf_.assign(static_cast<std::size_t>(leaf_count), 0);
   if (levels == 1)
     return;
+  cg_.leaf_count_ = leaf_count;
+  cg_.leaf_up_ = l.up;
+  if (f.routing == FabricRouting::ecmp) {
+    cg_.ecmp_ = true;
+    cg_.seed_ = f.seed;
+    if (levels == 2) {
+      add_spines_ecmp(l);
+    } else {
+      check_pods(l, where);
+      add_pods_ecmp(l);
+    }
+    return;
+  }
   cg_.leaf_up_res_.resize(static_cast<std::size_t>(leaf_count));
   cg_.leaf_down_res_.resize(static_cast<std::size_t>(leaf_count));
   for (int i = 0; i < leaf_count; ++i) {

@@ -55,6 +55,14 @@ private:
   void link_nics(const std::vector<VertexId>& leaves);
   void add_spines(const Leaves& l);
   void add_pods(const Leaves& l, const SourceLocation& where);
+  void check_pods(const Leaves& l, const SourceLocation& where) const;
+  /// ECMP: the same switches with every cable its own link, and the groups routing picks from.
+  void add_spines_ecmp(const Leaves& l);
+  void add_pods_ecmp(const Leaves& l);
+  int new_group(int tier, int leaf = -1);
+  /// A cable from a lower switch up to an upper one: its up arc joins group `up` (reaching
+  /// `up_to`), its down arc group `down` (reaching `down_to`).
+  void add_cable(VertexId lower, VertexId upper, int up, int up_to, int down, int down_to);
   [[noreturn]] void radix_error(const SourceLocation& where, const std::string& why) const;
 
   void add_arc(VertexId a, VertexId b, LinkKind kind, double bw, double lat, int lanes, int res, int id, int rev)

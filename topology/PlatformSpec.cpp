@@ -19,6 +19,23 @@ const std::vector<std::string>& fabric_kind_names()
   return names;
 }
 
+const std::vector<std::string>& fabric_routing_names()
+{
+  static const std::vector<std::string> names{"ideal", "ecmp"};
+  return names;
+}
+
+FabricRouting fabric_routing(const std::string& name)
+{
+  const auto& names = fabric_routing_names();
+  return static_cast<FabricRouting>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+const char* to_string(FabricRouting r)
+{
+  return fabric_routing_names()[static_cast<std::size_t>(r)].c_str();
+}
+
 const char* to_string(ScaleUpKind k)
 {
   return scale_up_kind_names()[static_cast<std::size_t>(k)].c_str();
@@ -146,6 +163,9 @@ const Section& fabric_section()
               .computed("the NIC bandwidth"),
           K::quantity_of("link_latency", Quantity::time, "0s", 0, 1e-3, "switch-to-switch cable"),
           K::integer("rail_group_nodes", 0, 0, 100000, "rail-optimized: nodes per scalable unit (0: a leaf's ports)"),
+          K::choice("routing", "ideal", fabric_routing_names(),
+                    "ideal: parallel up-links as one capacity; ecmp: each GPU pair's flow hashed onto one cable"),
+          K::integer("seed", 0, 0, 2147483647, "ecmp: the switches' hash seed"),
       }};
   return s;
 }
@@ -370,6 +390,8 @@ void read_fabric(const YamlNode& yaml, PlatformSpec& p)
   p.fabric.link.bandwidth = m.has("link_bandwidth") ? m.quantity("link_bandwidth") : p.node.nic.bandwidth;
   p.fabric.link.latency = m.quantity("link_latency");
   p.fabric.rail_group_nodes = static_cast<int>(m.integer("rail_group_nodes"));
+  p.fabric.routing = fabric_routing(m.choice("routing"));
+  p.fabric.seed = static_cast<std::uint32_t>(m.integer("seed"));
   if (p.fabric.kind == FabricKind::rail_optimized && p.node.nics != p.node.gpus)
     m.require("kind").fail("rail-optimized needs one NIC per GPU (node has " + std::to_string(p.node.nics) +
                                " NICs for " + std::to_string(p.node.gpus) + " GPUs)",
@@ -387,6 +409,8 @@ std::string replica_contention(const PlatformSpec& p)
     return std::string("GPUs share ") + (p.node.scale_up == ScaleUpKind::pcie ? "PCIe switches" : "NVLink mesh paths");
   if (p.node.nics > 0 && p.node.nics != p.node.gpus)
     return std::to_string(p.node.gpus) + " GPUs share " + std::to_string(p.node.nics) + " NICs per node";
+  if (p.node.nics > 0 && p.fabric.routing == FabricRouting::ecmp)
+    return "ECMP hashes each GPU pair onto its own up-links, so replicas load different cables";
   if (p.node.nics > 0 && p.fabric.oversubscription > 1.0)
     return "the fabric is oversubscribed " + std::to_string(p.fabric.oversubscription).substr(0, 4) + ":1";
   return "";

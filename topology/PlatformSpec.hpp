@@ -8,6 +8,8 @@
 
 #include "GpuSpec.hpp"
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -15,11 +17,19 @@ namespace clustersim {
 
 enum class ScaleUpKind { nvswitch, nvlink_mesh, pcie };
 enum class FabricKind { single_switch, fat_tree, rail_optimized };
+/// How a switch spreads flows over its parallel up-links (and a spine over its cables down):
+/// ideal: as one shared capacity, the limit of packet spraying; ecmp: each flow (one queue pair
+/// between two GPUs, for the whole job) hashed onto one cable at every switch it climbs.
+enum class FabricRouting { ideal, ecmp };
 
 const std::vector<std::string>& scale_up_kind_names();
 const std::vector<std::string>& fabric_kind_names();
 const char* to_string(ScaleUpKind k);
 const char* to_string(FabricKind k);
+const std::vector<std::string>& fabric_routing_names();
+const char* to_string(FabricRouting r);
+/// The routing called `name` (one of fabric_routing_names(), checked by the schema).
+FabricRouting fabric_routing(const std::string& name);
 
 /// Per-direction bandwidth (bytes/s) and one-way latency (s) of a link.
 struct LinkSpec {
@@ -70,6 +80,8 @@ struct FabricSpec {
   LinkSpec link;                 ///< switch-to-switch cable (default: the NIC figure)
   double switch_latency = 0;     ///< per switch traversal
   int rail_group_nodes = 0;      ///< rail-optimized: nodes per scalable unit (0 = leaf down ports)
+  FabricRouting routing = FabricRouting::ideal;
+  std::uint32_t seed = 0; ///< ecmp: salts every switch's hash (another seed, another placement)
 };
 
 struct CostSpec {

@@ -39,6 +39,9 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
   j["fabric"] = to_string(p.fabric.kind);
   j["fabric_levels"] = f.fabric_levels;
   j["oversubscription"] = p.fabric.oversubscription;
+  j["routing"] = to_string(p.fabric.routing);
+  if (p.fabric.routing == FabricRouting::ecmp)
+    j["seed"] = p.fabric.seed;
   j["switches"] = f.switches;
   j["nics"] = cg.count(VertexKind::nic);
   j["vertices"] = f.vertices;
@@ -83,6 +86,9 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
   std::snprintf(buf, sizeof buf, "%s, %d level(s), %d switches, oversubscription %g:1", to_string(p.fabric.kind),
                 f.fabric_levels, f.switches, p.fabric.oversubscription);
   line("scale-out fabric", buf);
+  line("routing", p.fabric.routing == FabricRouting::ecmp
+                      ? "ecmp, seed " + std::to_string(p.fabric.seed) + ": each GPU pair hashed onto one cable per switch"
+                      : "ideal: parallel up-links shared as one capacity");
   line("graph", std::to_string(f.vertices) + " vertices, " + std::to_string(f.links) + " links");
   line("connected", f.connected && f.all_gpus_reachable ? "yes, every GPU reaches every GPU" : "NO");
   line("diameter", std::to_string(f.diameter_hops) + " hops (GPU to GPU)");

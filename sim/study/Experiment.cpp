@@ -45,6 +45,9 @@ const Section& cluster_section()
       {
           K::string("platform", "", "a platform of platforms/ by name, or a path to a platform file").must(),
           K::integer("gpus", 0, 1, 1 << 22, "GPUs (whole nodes beyond one node)").must().counts("GPUs"),
+          K::choice("routing", "", fabric_routing_names(), "how switches spread flows over parallel up-links")
+              .computed("the platform's fabric.routing"),
+          K::integer("seed", 0, 0, 2147483647, "ECMP hash seed").computed("the platform's fabric.seed"),
       }};
   return s;
 }
@@ -151,6 +154,19 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
               "up to one node, or a multiple of " + std::to_string(e.platform.node.gpus));
   e.where["cluster.platform"] = platform.where();
   e.where["cluster.gpus"] = gpus.where();
+  for (const char* key : {"routing", "seed"}) {
+    auto v = cluster.find(key);
+    if (!v)
+      continue;
+    if (e.platform.node.nics == 0)
+      v->fail(std::string("cluster.") + key + " needs a scale-out fabric, and '" + e.platform.name + "' has no NICs",
+              "a platform with a fabric, or no " + std::string(key));
+    e.where[std::string("cluster.") + key] = v->where();
+  }
+  if (cluster.has("routing"))
+    e.platform.fabric.routing = fabric_routing(cluster.choice("routing"));
+  if (cluster.has("seed"))
+    e.platform.fabric.seed = static_cast<std::uint32_t>(cluster.integer("seed"));
   cluster.finish();
 }
 
