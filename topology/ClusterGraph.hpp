@@ -117,8 +117,8 @@ public:
   /// else which leaf cannot reach which.
   std::string ecmp_cut() const;
 
-  /// The ECMP hash of a flow from gpu_a to gpu_b at the switch whose choice is `group`, and the
-  /// cable it picks among `live` ones (exposed for tests of its spread).
+  /// The ECMP hash of a flow from gpu_a to gpu_b at the switch choice `group` (an index into
+  /// the ECMP groups); the cable taken is this hash modulo the cables that lead on.
   std::uint64_t ecmp_hash(int gpu_a, int gpu_b, int group) const;
 
 private:
