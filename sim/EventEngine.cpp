@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <stdexcept>
 #include <limits>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 

@@ -1,5 +1,7 @@
 #include "CostModel.hpp"
 
+#include "Hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -125,18 +127,9 @@ int CostModel::expert_data_parallel() const
 
 namespace {
 
-/// splitmix64: a fixed, portable stream from one seed (the same loads on every platform).
-std::uint64_t mix(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 double unit_interval(std::uint64_t& state)
 {
-  state = mix(state);
+  state = splitmix64(state); // a fixed stream: the same loads on every platform
   return (static_cast<double>(state >> 11) + 0.5) / 9007199254740992.0; // (0, 1)
 }
 
@@ -153,8 +146,8 @@ std::vector<double> CostModel::expert_loads(int layer, int micro_batch, int grou
   std::vector<double> loads(static_cast<std::size_t>(ep), 1.0);
   if (!uneven_expert_loads(model_, training_))
     return loads;
-  std::uint64_t state = mix(static_cast<std::uint64_t>(layer) * 1000003ULL + static_cast<std::uint64_t>(micro_batch)) ^
-                        mix(static_cast<std::uint64_t>(group) + 0x51ed27ULL);
+  std::uint64_t state = splitmix64(static_cast<std::uint64_t>(layer) * 1000003ULL + static_cast<std::uint64_t>(micro_batch)) ^
+                        splitmix64(static_cast<std::uint64_t>(group) + 0x51ed27ULL);
   if (training_.moe_max_load > 0) {
     // a stated ratio: one rank (drawn) at it, the others sharing the rest equally
     const double top = std::min(training_.moe_max_load, static_cast<double>(ep));

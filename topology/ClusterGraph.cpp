@@ -1,6 +1,7 @@
 #include "ClusterGraph.hpp"
 
 #include "GraphBuilder.hpp"
+#include "Hash.hpp"
 
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -283,27 +284,14 @@ void ClusterGraph::scale_arc(int arc, double factor)
   }
 }
 
-namespace {
-
-/// splitmix64's finalizer (Steele, Lea & Flood, OOPSLA 2014): every input bit moves every
-/// output bit, as a switch's CRC-based hash of a 5-tuple does for ECMP.
-std::uint64_t mix(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-} // namespace
-
 std::uint64_t ClusterGraph::ecmp_hash(int gpu_a, int gpu_b, int group) const
 {
   // the flow's identity (its two GPUs: one queue pair for the job), salted per switch choice and
-  // per seed, so that switches do not all pick alike (no polarization)
-  const std::uint64_t flow = mix((static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
+  // per seed, so that switches do not all pick alike (no polarization); every input bit moves
+  // every output bit, as a switch's CRC of a 5-tuple does
+  const std::uint64_t flow = splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
                                  static_cast<std::uint32_t>(gpu_b));
-  return mix(flow ^ mix((static_cast<std::uint64_t>(seed_) << 32) | static_cast<std::uint32_t>(group)));
+  return splitmix64(flow ^ splitmix64((static_cast<std::uint64_t>(seed_) << 32) | static_cast<std::uint32_t>(group)));
 }
 
 bool ClusterGraph::group_alive(int group) const

@@ -288,21 +288,16 @@ void apply_link_faults(const FaultSpec& faults, ClusterGraph& cluster)
         if (cluster.graph()[*e].id == arc)
           touched.insert(cluster.graph()[*e].resource);
     }
-    if (cluster.ecmp()) { // switches hash their flows over the cables that still lead on
-      const std::string cut = cluster.ecmp_cut();
-      if (!cut.empty())
-        throw ConfigError(l.where, "no path left: " + cut + " once this fault applies",
-                          "faults that leave another path (a spine of several, a cable of a bundle), or a "
-                          "factor above 0");
-      continue;
-    }
-    for (int r : touched) {
-      const Resource& res = cluster.resources()[static_cast<std::size_t>(r)];
-      if (res.bandwidth <= 1)
-        throw ConfigError(l.where, "no path left: " + res.name + " has no capacity once this fault applies",
-                          "faults that leave another path (a spine of several, a cable of a bundle), or a "
-                          "factor above 0");
-    }
+    // under ECMP switches hash their flows over the cables that still lead on; otherwise a
+    // resource (a bundle, or a link of its own) must keep some capacity
+    std::string cut = cluster.ecmp() ? cluster.ecmp_cut() : "";
+    for (int r : touched)
+      if (cut.empty() && !cluster.ecmp() && cluster.resources()[static_cast<std::size_t>(r)].bandwidth <= 1)
+        cut = cluster.resources()[static_cast<std::size_t>(r)].name + " has no capacity";
+    if (!cut.empty())
+      throw ConfigError(l.where, "no path left: " + cut + " once this fault applies",
+                        "faults that leave another path (a spine of several, a cable of a bundle), or a "
+                        "factor above 0");
   }
 }
 
