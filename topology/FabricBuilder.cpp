@@ -6,6 +6,7 @@
 #include "GraphBuilder.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace clustersim {
 
@@ -40,7 +41,9 @@ GraphBuilder::Leaves GraphBuilder::place_leaves(const SourceLocation& where)
     return l;
   }
   l.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription));
-  l.up = k - l.down;
+  // the up-links the ratio asks for (a radix-64 leaf at 2:1: 42 down, 21 up, one port unused),
+  // not every port left: 42 down and 22 up would be 1.91:1
+  l.up = std::min(k - l.down, static_cast<int>(std::ceil(l.down / f.oversubscription - 1e-9)));
   if (l.down < 1 || l.up < 1)
     radix_error(where, "no room for both down- and up-links");
   int leaf_count = 0;
