@@ -496,3 +496,32 @@ TEST_CASE("fabric routing: an unknown routing, a negative seed, and routing with
   const std::string pf = platform_with("  oversubscription: 1", "  oversubscription: 1\n  routing: sprayed");
   expect_error("platform show " + pf, pf + ":", "ideal, ecmp");
 }
+
+TEST_CASE("platform overrides: a bad key, value, base or shape is an error where it is written")
+{
+  const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 8}";
+  // in an experiment's cluster.platform
+  std::string f = experiment("o1.yaml", t, "", "{platform: {base: dgx-a100-80gb, node: {nics: {bandwith: 400Gbps}}}, gpus: 8}");
+  expect_error("run " + f, f + ":3:", "unknown key 'bandwith' in node.nics; did you mean 'bandwidth'?");
+  f = experiment("o2.yaml", t, "", "{platform: {base: dgx-a100-80gb, node: {nics: {bandwidth: fast}}}, gpus: 8}");
+  expect_error("run " + f, f + ":3:", "fast");
+  f = experiment("o3.yaml", t, "", "{platform: {base: dgx-a100-80g}, gpus: 8}");
+  expect_error("run " + f, f + ":3:", "did you mean 'dgx-a100-80gb'?");
+  f = experiment("o4.yaml", t, "", "{platform: [dgx-a100-80gb], gpus: 8}");
+  expect_error("run " + f, f + ":3:", "cluster.platform must be a platform name, a path, or a mapping");
+  f = experiment("o5.yaml", t, "", "{platform: {base: dgx-a100-80gb, fabric: {oversubscription: 0.5}}, gpus: 8}");
+  expect_error("run " + f, f + ":3:", "out of range");
+  // a platform file with a base: its errors are in that file; a base of a base is refused
+  const std::string p = write_temp("over.yaml", "base: dgx-h100\nname: h100-800g\nnode:\n  nics: {bandwidth: 800Gbps, "
+                                                "latncy: 0.6us}\n");
+  expect_error("platform show " + p, p + ":4:", "did you mean 'latency'?");
+  const std::string q = write_temp("over2.yaml", "base: " + write_temp("mid.yaml", "base: dgx-h100\n") + "\n");
+  expect_error("platform show " + q, q + ":1:7:", "has a base of its own");
+  // an axis into the platform is checked against the platform's keys
+  const std::string s = write_temp("o6.yaml", std::string(kSweepBase) +
+                                                  "sweep: {axes: {cluster.platform.node.nics.bandwidht: [400Gbps]}}\n");
+  expect_error("run " + s, s + ":5:", "did you mean 'bandwidth'?");
+  const std::string v = write_temp("o7.yaml", std::string(kSweepBase) +
+                                                  "sweep: {axes: {cluster.platform.node.nics.bandwidth: [400Gbps, 7]}}\n");
+  expect_error("run " + v, v + ":5:", "7");
+}

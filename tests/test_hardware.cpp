@@ -325,3 +325,54 @@ TEST_CASE("all three published sets parse and run every case, and the framework 
   CHECK(b.exit_code == 2);
   CHECK(b.err.find(":3:30: unknown framework 'titan'") != std::string::npos);
 }
+
+TEST_CASE("a catalog platform with overrides: in a file with base:, in place in an experiment, and as sweep axes")
+{
+  const PlatformSpec h100 = catalog().platform("dgx-h100", {});
+  // a file: only what it writes changes, sections merge key by key
+  const std::string file = write_temp("h100-800g.yaml", "base: dgx-h100\nname: h100-800g\nnode:\n"
+                                                        "  nics: {bandwidth: 800Gbps}\nfabric: {oversubscription: 2}\n");
+  const PlatformSpec p = catalog().platform(file, {});
+  CHECK(p.name == "h100-800g");
+  CHECK(p.description == h100.description);
+  CHECK(p.node.nic.bandwidth == doctest::Approx(2 * h100.node.nic.bandwidth));
+  CHECK(p.fabric.link.bandwidth == doctest::Approx(p.node.nic.bandwidth)); // links default to the NIC's rate
+  CHECK(p.node.nic.latency == h100.node.nic.latency);
+  CHECK(p.node.nic_transport == h100.node.nic_transport);
+  CHECK(p.node.nvlink.bandwidth == h100.node.nvlink.bandwidth);
+  CHECK(p.fabric.kind == h100.fabric.kind);
+  CHECK(p.fabric.radix == h100.fabric.radix);
+  CHECK(p.fabric.oversubscription == 2);
+  CHECK(p.cost.usd_per_gpu_hour == h100.cost.usd_per_gpu_hour);
+  // in place: the name lists what changed
+  const std::string exp = write_temp("inline.yaml", R"(name: inline
+model: gpt3-1.3b
+cluster:
+  platform: {base: dgx-h100, node: {nics: {bandwidth: 100Gbps}}}
+  gpus: 64
+training: {tp: 1, pp: 1, dp: 64, micro_batch: 1, global_batch: 64, precision: bf16}
+)");
+  auto slow = run_cli("run " + exp + " --json");
+  REQUIRE_MESSAGE(slow.exit_code == 0, slow.err);
+  auto j = nlohmann::json::parse(slow.out);
+  CHECK(j["platform"] == "dgx-h100 (node.nics.bandwidth: 100Gbps)");
+  // a sweep over the NIC's rate: slower NICs make the data-parallel all-reduce slower
+  const std::string sweep = write_temp("nics.yaml", R"(name: nics
+model: gpt3-1.3b
+cluster: {platform: dgx-h100, gpus: 64}
+training: {tp: 1, pp: 1, dp: 64, micro_batch: 1, global_batch: 64, precision: bf16}
+sweep:
+  axes:
+    cluster.platform.node.nics.bandwidth: [100Gbps, 400Gbps, 800Gbps]
+)");
+  const std::string out = temp_dir();
+  auto r = run_cli("run " + sweep + " --out " + out);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto rows = nlohmann::json::parse(read_file(out + "/results.json"))["rows"];
+  REQUIRE(rows.size() == 3);
+  const double at100 = rows[0]["step_time_s"], at400 = rows[1]["step_time_s"], at800 = rows[2]["step_time_s"];
+  CHECK(rows[0]["cluster.platform.node.nics.bandwidth"] == "100Gbps");
+  CHECK(at100 == doctest::Approx(j["step_time_s"].get<double>()).epsilon(1e-12));
+  CHECK(at100 > at400 * 1.05);
+  CHECK(at800 <= at400);
+}

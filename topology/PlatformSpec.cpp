@@ -53,6 +53,10 @@ const Section& platform_section()
                          "a platform file (platforms/NAME.yaml, or any file named by cluster.platform)",
                          {
                              K::string("name", "", "the platform's name in reports").must(),
+                             K::string("base", "",
+                                       "a platform (catalog name or file) this one overrides: the keys "
+                                       "written here replace the base's, sections merge key by key, and "
+                                       "name defaults to the base's with the overrides listed"),
                              K::string("description", "", "one line for `platform list`"),
                              K::section("node", "platform.node", "the node template").must(),
                              K::section("fabric", "platform.fabric", "the scale-out network (needed with NICs)"),
@@ -243,7 +247,7 @@ void read_mesh(SectionReader& m, NodeSpec& node)
     links.fail("an nvlink-mesh needs at least one link", "a list of [gpu_a, gpu_b, lanes]");
 }
 
-void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports,
+void read_scale_up(const Layers& yaml, NodeSpec& node, const std::vector<std::string>& transports,
                    std::vector<ConfigWarning>* warnings)
 {
   SectionReader m(yaml, scale_up_section(), "node.scale_up");
@@ -283,7 +287,7 @@ void read_scale_up(const YamlNode& yaml, NodeSpec& node, const std::vector<std::
   m.finish();
 }
 
-void read_pcie(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports)
+void read_pcie(const Layers& yaml, NodeSpec& node, const std::vector<std::string>& transports)
 {
   SectionReader m(yaml, pcie_section(), "node.pcie");
   node.pcie.bandwidth = directional_bandwidth(m);
@@ -308,7 +312,7 @@ void read_pcie(const YamlNode& yaml, NodeSpec& node, const std::vector<std::stri
   m.finish();
 }
 
-void read_nics(const YamlNode& yaml, NodeSpec& node, const std::vector<std::string>& transports,
+void read_nics(const Layers& yaml, NodeSpec& node, const std::vector<std::string>& transports,
                std::vector<ConfigWarning>* warnings)
 {
   SectionReader m(yaml, nics_section(), "node.nics");
@@ -379,9 +383,9 @@ GpuSpec read_node_gpu(const YamlNode& n, const GpuCatalog& gpus, const std::stri
   return gpus.with_kernel_constants(g);
 }
 
-void read_fabric(const YamlNode& yaml, PlatformSpec& p)
+void read_fabric(const Layers& yaml, PlatformSpec& p)
 {
-  SectionReader m(yaml, fabric_section());
+  SectionReader m(yaml, fabric_section(), fabric_section().name);
   p.fabric.kind = choice_index<FabricKind>(m.choice("kind"), fabric_kind_names());
   p.fabric.radix = static_cast<int>(m.integer("radix"));
   p.fabric.oversubscription = m.number("oversubscription");
@@ -399,6 +403,33 @@ void read_fabric(const YamlNode& yaml, PlatformSpec& p)
   if (p.node.nics == 0)
     m.require("kind").fail("a fabric needs NICs in the node", "node.nics.count > 0");
   m.finish();
+}
+
+/// " (node.nics.bandwidth: 800Gbps, ...)": what an override document changes, for the name.
+void list_overrides(const YamlNode& n, const std::string& path, std::vector<std::string>& out)
+{
+  if (n.is_map()) {
+    for (const auto& [k, v] : n.entries()) {
+      const std::string key = k.as_string();
+      if (path.empty() && (key == "base" || key == "name" || key == "description"))
+        continue;
+      list_overrides(v, path.empty() ? key : path + "." + key, out);
+    }
+  } else {
+    out.push_back(path + ": " + (n.is_scalar() ? n.as_string() : std::string("[...]")));
+  }
+}
+
+std::string overrides_of(const YamlNode& over)
+{
+  std::vector<std::string> changes;
+  list_overrides(over, "", changes);
+  if (changes.empty())
+    return "";
+  std::string out = " (";
+  for (std::size_t i = 0; i < changes.size(); ++i)
+    out += (i ? ", " : "") + changes[i];
+  return out + ")";
 }
 
 } // namespace
@@ -421,37 +452,48 @@ PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus, cons
   return parse_platform(YamlNode::load_file(path), gpus, transports);
 }
 
-PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const std::vector<std::string>& transports)
+PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const std::vector<std::string>& transports,
+                            const YamlNode* over)
 {
   PlatformSpec p;
-  p.file = root.file();
-  SectionReader top(root, platform_section());
+  Layers doc{root, std::nullopt};
+  if (over)
+    doc.over = *over;
+  p.file = (over ? *over : root).file();
+  SectionReader top(doc, platform_section(), platform_section().name);
   p.name = top.string("name");
   p.description = top.string("description");
+  bool named = true;
+  if (over) {
+    top.string("base"); // the caller resolved it
+    named = SectionReader(Layers{*over, std::nullopt}, platform_section(), "platform").has("name");
+  }
 
-  SectionReader node(top.require("node"), node_section());
+  SectionReader node(top.layers("node"), node_section(), node_section().name);
   p.node.gpus = static_cast<int>(node.integer("gpus"));
   p.node.gpu = read_node_gpu(node.require("gpu"), gpus, p.name);
   if (auto cpu = node.choice_if("cpu"))
     p.node.gpu.host = gpus.host_cpu(*cpu);
-  read_scale_up(node.require("scale_up"), p.node, transports, &p.warnings);
-  read_pcie(node.require("pcie"), p.node, transports);
-  read_nics(node.require("nics"), p.node, transports, &p.warnings);
+  read_scale_up(node.layers("scale_up"), p.node, transports, &p.warnings);
+  read_pcie(node.layers("pcie"), p.node, transports);
+  read_nics(node.layers("nics"), p.node, transports, &p.warnings);
   node.finish();
 
-  if (auto f = top.find("fabric"))
-    read_fabric(*f, p);
+  if (top.has("fabric"))
+    read_fabric(top.layers("fabric"), p);
   else if (p.node.nics > 0)
-    root.fail("platform with NICs has no fabric", "a 'fabric' section");
+    top.yaml().fail("platform with NICs has no fabric", "a 'fabric' section");
 
-  if (auto c = top.find("cost")) {
-    SectionReader m(*c, cost_section());
+  if (top.has("cost")) {
+    SectionReader m(top.layers("cost"), cost_section(), cost_section().name);
     p.cost.usd_per_gpu_hour = m.number("usd_per_gpu_hour");
     p.cost.node_overhead_watts = m.quantity("node_overhead");
     p.cost.pue = m.number("pue");
     m.finish();
   }
   top.finish();
+  if (!named) // after finish: the override holds only the tables' keys
+    p.name += overrides_of(*over);
   return p;
 }
 

@@ -125,8 +125,10 @@ const Section& cost_section();
 /// empty list accepts any). Errors are ConfigErrors in the file.
 PlatformSpec load_platform(const std::string& path, const GpuCatalog& gpus,
                            const std::vector<std::string>& transports = {});
-/// The same from a parsed document (its file name is the platform's `file`).
+/// The same from a parsed document (its file name is the platform's `file`). With `over`, `root`
+/// is the base platform and `over` a document of overrides (a platform with `base:`, or an
+/// experiment's inline cluster.platform): see Layers; `over`'s `base` is the caller's to resolve.
 PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus,
-                            const std::vector<std::string>& transports = {});
+                            const std::vector<std::string>& transports = {}, const YamlNode* over = nullptr);
 
 } // namespace clustersim

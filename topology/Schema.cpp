@@ -331,6 +331,26 @@ SectionReader::SectionReader(const YamlNode& node, const Section& section, std::
 {
 }
 
+namespace {
+
+const YamlNode& layer_node(const Layers& l)
+{
+  if (l.base)
+    return *l.base;
+  if (!l.over)
+    throw std::logic_error("a section read from no document");
+  return *l.over;
+}
+
+} // namespace
+
+SectionReader::SectionReader(const Layers& layers, const Section& section, std::string context)
+    : section_(section), map_(layer_node(layers), context)
+{
+  if (layers.base && layers.over)
+    over_.emplace(*layers.over, std::move(context));
+}
+
 const KeySpec& SectionReader::spec(const std::string& key) const
 {
   return section_.at(key);
@@ -338,35 +358,53 @@ const KeySpec& SectionReader::spec(const std::string& key) const
 
 bool SectionReader::has(const std::string& key)
 {
-  spec(key);
-  return map_.has(key);
+  return find(key).has_value();
 }
 
 std::optional<YamlNode> SectionReader::find(const std::string& key)
 {
   spec(key);
-  return map_.find(key);
+  std::optional<YamlNode> base = map_.find(key);
+  if (over_)
+    if (auto n = over_->find(key))
+      return n;
+  return base;
 }
 
 YamlNode SectionReader::require(const std::string& key)
 {
   spec(key);
+  if (over_)
+    if (auto n = over_->find(key))
+      return *n;
   return map_.require(key);
+}
+
+Layers SectionReader::layers(const std::string& key)
+{
+  spec(key);
+  Layers l;
+  l.base = map_.find(key);
+  if (over_)
+    l.over = over_->find(key);
+  if (!l.base && !l.over)
+    map_.require(key); // throws: missing
+  return l;
 }
 
 SourceLocation SectionReader::where(const std::string& key)
 {
   auto n = find(key);
-  return n ? n->where() : map_.node().where();
+  return n ? n->where() : yaml().where();
 }
 
 YamlNode SectionReader::value_or_default(const std::string& key)
 {
   const KeySpec& k = spec(key);
-  if (auto n = map_.find(key))
+  if (auto n = find(key))
     return *n;
   if (k.fallback.empty())
-    return map_.require(key); // throws: missing key
+    return require(key); // throws: missing key
   return YamlNode::load_string(k.fallback, "default of " + section_.name + "." + key);
 }
 
@@ -379,7 +417,7 @@ long long SectionReader::integer(const std::string& key)
 std::optional<long long> SectionReader::integer_if(const std::string& key)
 {
   const KeySpec& k = spec(key);
-  if (auto n = map_.find(key))
+  if (auto n = find(key))
     return n->as_int(static_cast<long long>(k.min), static_cast<long long>(k.max));
   return std::nullopt;
 }
@@ -398,17 +436,17 @@ bool SectionReader::boolean(const std::string& key)
 std::string SectionReader::string(const std::string& key)
 {
   const KeySpec& k = spec(key);
-  if (auto n = map_.find(key))
+  if (auto n = find(key))
     return n->as_string();
   if (k.required)
-    return map_.require(key).as_string();
+    return require(key).as_string();
   return k.fallback;
 }
 
 std::string SectionReader::choice(const std::string& key)
 {
   const KeySpec& k = spec(key);
-  if (auto n = map_.find(key)) {
+  if (auto n = find(key)) {
     std::string s = n->as_string();
     auto names = k.names();
     if (std::find(names.begin(), names.end(), s) == names.end())
@@ -416,7 +454,7 @@ std::string SectionReader::choice(const std::string& key)
     return s;
   }
   if (k.fallback.empty())
-    return map_.require(key).as_string();
+    return require(key).as_string();
   return k.fallback;
 }
 
@@ -439,7 +477,16 @@ double SectionReader::quantity(const std::string& key)
 
 void SectionReader::finish() const
 {
-  map_.finish_against(section_.key_names());
+  if (!over_) {
+    map_.finish_against(section_.key_names());
+    return;
+  }
+  over_->finish_against(section_.key_names());
+  // the base is a platform of its own: a key of it that the override makes meaningless is not
+  // the base's mistake
+  YamlMap base = map_;
+  base.allow(section_.key_names());
+  base.finish_against(section_.key_names());
 }
 
 } // namespace clustersim

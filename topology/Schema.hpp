@@ -96,20 +96,36 @@ struct Section {
 /// position: the error message and the valid text, or nullopt when it is valid.
 std::optional<std::pair<std::string, std::string>> check_scalar(const KeySpec& spec, const std::string& text);
 
+/// A section as one document writes it, or as a base document writes it with another
+/// document's values over it (a platform's `base:` with overrides).
+struct Layers {
+  std::optional<YamlNode> base;
+  std::optional<YamlNode> over;
+};
+
 /// Reads one section of a YAML document through its table: defaults and bounds come from the
 /// table, every error names the key's position and what is valid, and `finish()` rejects keys
 /// the table does not have (with the nearest suggested).
+///
+/// Over layers, a key is read from the override where it is written there, else from the base,
+/// else from the table's default; a list or scalar of the override replaces the base's whole,
+/// and an error points at the document the value came from.
 class SectionReader {
 public:
   SectionReader(const YamlNode& node, const Section& section);
   SectionReader(const YamlNode& node, const Section& section, std::string context);
+  /// `layers` has a base, an override, or both.
+  SectionReader(const Layers& layers, const Section& section, std::string context);
 
   const Section& section() const { return section_; }
-  const YamlNode& yaml() const { return map_.node(); }
+  /// The mapping errors about the section as a whole point at: the override's where it has one.
+  const YamlNode& yaml() const { return over_ ? over_->node() : map_.node(); }
 
   bool has(const std::string& key);
   std::optional<YamlNode> find(const std::string& key);
   YamlNode require(const std::string& key);
+  /// Sub-section `key` of the base and of the override (either may be absent).
+  Layers layers(const std::string& key);
 
   /// The value, else the table's default (a key with neither is missing: an error).
   long long integer(const std::string& key);
@@ -132,6 +148,7 @@ private:
 
   const Section& section_;
   YamlMap map_;
+  std::optional<YamlMap> over_; ///< the override, over map_ (the base)
 };
 
 } // namespace clustersim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -52,28 +53,60 @@ std::vector<std::string> Catalog::platform_names() const
   return out;
 }
 
-PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& where,
-                               const std::string& relative_to) const
+std::string Catalog::platform_path(const std::string& name, const SourceLocation& where,
+                                   const std::string& relative_to) const
 {
   bool is_path =
       name.find('/') != std::string::npos || (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0);
-  std::string path;
   if (is_path) {
-    path = name[0] == '/' || relative_to.empty() ? name : directory_of(relative_to) + "/" + name;
+    std::string path = name[0] == '/' || relative_to.empty() ? name : directory_of(relative_to) + "/" + name;
     if (!file_exists(path))
       throw ConfigError(where, "cannot open platform file '" + name + "'",
                         "a catalog name or a path to a platform YAML");
-  } else {
-    path = platforms_dir() + "/" + name + ".yaml";
-    if (!file_exists(path)) {
-      auto names = platform_names();
-      throw ConfigError(where, unknown_name("platform", name, names), join(names));
-    }
+    return path;
   }
+  std::string path = platforms_dir() + "/" + name + ".yaml";
+  if (!file_exists(path)) {
+    auto names = platform_names();
+    throw ConfigError(where, unknown_name("platform", name, names), join(names));
+  }
+  return path;
+}
+
+PlatformSpec Catalog::parse_layered(const YamlNode& doc) const
+{
+  std::optional<YamlNode> base;
+  if (doc.is_map())
+    for (const auto& [k, v] : doc.entries())
+      if (k.as_string() == "base")
+        base = v;
+  if (!base)
+    return parse_platform(doc, *gpus_, protocols_->transports());
+  YamlNode root = YamlNode::load_file(platform_path(base->as_string(), base->where(), doc.file()));
+  if (root.is_map())
+    for (const auto& [k, v] : root.entries())
+      if (k.as_string() == "base")
+        base->fail("platform '" + base->as_string() + "' has a base of its own",
+                   "a platform without base: (one level of overrides)");
+  return parse_platform(root, *gpus_, protocols_->transports(), &doc);
+}
+
+PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& where,
+                               const std::string& relative_to) const
+{
+  const std::string path = platform_path(name, where, relative_to);
   auto it = platforms_->find(path);
   if (it == platforms_->end())
-    it = platforms_->emplace(path, load_platform(path, *gpus_, protocols_->transports())).first;
+    it = platforms_->emplace(path, parse_layered(YamlNode::load_file(path))).first;
   return it->second;
+}
+
+PlatformSpec Catalog::platform(const YamlNode& inline_platform) const
+{
+  if (!inline_platform.is_map())
+    inline_platform.fail("cluster.platform must be a platform name, a path, or a mapping",
+                         "dgx-h100, my.yaml, or {base: dgx-h100, node: {nics: {bandwidth: 800Gbps}}}");
+  return parse_layered(inline_platform);
 }
 
 } // namespace clustersim

@@ -34,9 +34,18 @@ public:
   /// paths resolve from `relative_to`'s directory). Unknown names list the catalog.
   PlatformSpec platform(const std::string& name_or_path, const SourceLocation& where,
                         const std::string& relative_to = "") const;
+  /// A platform written in place (an experiment's cluster.platform mapping): a whole platform,
+  /// or `base:` (a catalog name or path) with the keys it overrides.
+  PlatformSpec platform(const YamlNode& inline_platform) const;
   std::vector<std::string> platform_names() const;
 
 private:
+  /// The file a catalog name or path names (ConfigError at `where` if there is none).
+  std::string platform_path(const std::string& name_or_path, const SourceLocation& where,
+                            const std::string& relative_to) const;
+  /// Parses `doc`, over the platform its `base:` names if it has one.
+  PlatformSpec parse_layered(const YamlNode& doc) const;
+
   std::string root_;
   std::shared_ptr<GpuCatalog> gpus_;
   std::shared_ptr<ProtocolTable> protocols_;

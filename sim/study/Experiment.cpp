@@ -43,7 +43,11 @@ const Section& cluster_section()
       "cluster",
       "the cluster the step runs on",
       {
-          K::string("platform", "", "a platform of platforms/ by name, or a path to a platform file").must(),
+          K::string("platform", "",
+                    "a platform of platforms/ by name, a path to a platform file, or a platform written in "
+                    "place: {base: dgx-h100, node: {nics: {bandwidth: 800Gbps}}} (its keys are sweep axes: "
+                    "cluster.platform.node.nics.bandwidth)")
+              .must(),
           K::integer("gpus", 0, 1, 1 << 22, "GPUs (whole nodes beyond one node)").must().counts("GPUs"),
           K::choice("routing", "", fabric_routing_names(), "how switches spread flows over parallel up-links")
               .computed("the platform's fabric.routing"),
@@ -145,7 +149,8 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
 {
   SectionReader cluster(map.require("cluster"), cluster_section());
   YamlNode platform = cluster.require("platform");
-  e.platform = catalog.platform(platform.as_string(), platform.where(), e.file);
+  e.platform = platform.is_scalar() ? catalog.platform(platform.as_string(), platform.where(), e.file)
+                                    : catalog.platform(platform);
   YamlNode gpus = cluster.require("gpus");
   e.gpus = static_cast<int>(cluster.integer("gpus"));
   if (e.gpus > e.platform.node.gpus && e.gpus % e.platform.node.gpus != 0)

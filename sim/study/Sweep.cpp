@@ -81,9 +81,10 @@ const KeySpec& axis_key(const std::string& path, const YamlNode& at)
       ++i;
       continue;
     }
-    const Section* next = k->type == KeyType::section ? section_named(k->nested)
-                          : k->key == "model"         ? &model_section()
-                                                      : nullptr;
+    const Section* next = k->type == KeyType::section                       ? section_named(k->nested)
+                          : k->key == "model"                                ? &model_section()
+                          : k->key == "platform" && section->name == "cluster" ? &platform_section()
+                                                                             : nullptr;
     if (!next)
       at.fail("axis '" + path + "' goes into '" + parts[i] + "', which has no keys of its own",
               section->name + ".<key>");
@@ -200,6 +201,14 @@ void set_path(YAML::Node root, const std::string& path, const YAML::Node& value)
     YAML::Node m(YAML::NodeType::Map);
     m["preset"] = preset;
     root["model"] = m;
+  }
+  if (parts.size() > 2 && parts[0] == "cluster" && parts[1] == "platform" && root["cluster"] &&
+      root["cluster"]["platform"] && root["cluster"]["platform"].IsScalar()) {
+    // a platform named by a scalar: turn it into {base: name} to set a key over it
+    std::string base = root["cluster"]["platform"].Scalar();
+    YAML::Node p(YAML::NodeType::Map);
+    p["base"] = base;
+    root["cluster"]["platform"] = p;
   }
   YAML::Node node = root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
