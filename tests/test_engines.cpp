@@ -435,6 +435,29 @@ TEST_CASE("a fabric what-if: 1:1 and 2:1 agree under ideal spreading, ECMP's has
         *std::min_element(tree_ecmp.begin(), tree_ecmp.end()) * 1.001); // and how much depends on the seed
 }
 
+TEST_CASE("rail-only: dense and MoE steps equal rail-optimized's, since NCCL's PXN relays over NVLink on both")
+{
+  // Wang et al. (arXiv 2307.12169): dense training is identical without a spine; all-to-all
+  // must be forwarded over NVLink to the destination's rail, which NCCL's PXN already does on a
+  // rail-optimized fabric
+  auto run = [](const std::string& kind, const std::string& model_training) {
+    return experiment("name: r\nmodel: " + model_training.substr(0, model_training.find('|')) +
+                      "\ncluster: {platform: {base: dgx-h100, fabric: {kind: " + kind +
+                      "}}, gpus: 64}\ntraining: " + model_training.substr(model_training.find('|') + 1) +
+                      "\nsimulation: {mode: full}\n");
+  };
+  const std::string dense = "llama3-8b|{tp: 8, pp: 2, dp: 4, zero: 1, micro_batch: 1, global_batch: 32, "
+                            "precision: bf16, sequence_parallel: true, flash_attention: true}";
+  const std::string moe = "qwen3-30b-a3b|{tp: 1, pp: 1, dp: 64, ep: 32, zero: 1, micro_batch: 1, global_batch: 128, "
+                          "precision: bf16, flash_attention: true, recompute: full}";
+  CHECK(simulate_isolated(run("rail-only", dense), catalog()).step_time_s ==
+        doctest::Approx(simulate_isolated(run("rail-optimized", dense), catalog()).step_time_s).epsilon(1e-9));
+  const Comparison only = compare_engines(run("rail-only", moe));
+  check_same(only);
+  const Comparison opt = compare_engines(run("rail-optimized", moe));
+  CHECK(only.event_step == doctest::Approx(opt.event_step).epsilon(1e-9));
+}
+
 TEST_CASE("engines agree: a folded step")
 {
   Comparison c = compare_engines(experiment(R"(

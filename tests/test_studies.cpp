@@ -265,3 +265,32 @@ TEST_CASE("study faults-3d: 1 % of GPUs 1.5x slower slow the whole 3D job by mor
   CHECK(num(s.rows[1], "step_time_s") < 1.5 * healthy);
   CHECK(num(s.rows[2], "step_time_s") == doctest::Approx(healthy).epsilon(0.01));
 }
+
+TEST_CASE("study fabric-whatif: ideal spreading cannot tell fabrics apart, ECMP can, and rail-only is rail-optimized")
+{
+  Study s = run_study("fabric-whatif", {"step", "exposed_dp"});
+  REQUIRE(s.rows.size() == 12);
+  std::map<std::tuple<std::string, std::string, std::string>, double> step;
+  std::map<std::tuple<std::string, std::string, std::string>, double> dp;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    const auto key = std::make_tuple(r.at("cluster.platform.fabric.kind").get<std::string>(),
+                                     r.at("cluster.platform.fabric.oversubscription").get<std::string>(),
+                                     r.at("cluster.platform.fabric.routing").get<std::string>());
+    step[key] = num(r, "step_time_s");
+    dp[key] = num(r, "exposed_dp_s");
+  }
+  const double base = step.at({"rail-optimized", "1", "ideal"});
+  for (const char* kind : {"rail-optimized", "rail-only", "fat-tree"})
+    for (const char* o : {"1", "2"})
+      CHECK(step.at({kind, o, "ideal"}) == doctest::Approx(base).epsilon(0.002));
+  for (const char* o : {"1", "2"})
+    CHECK(step.at({"rail-only", o, "ideal"}) == doctest::Approx(step.at({"rail-optimized", o, "ideal"})).epsilon(1e-9));
+  // a node's NICs on one leaf: ECMP collisions expose data-parallel time, more at 2:1
+  CHECK(step.at({"fat-tree", "1", "ecmp"}) > step.at({"fat-tree", "1", "ideal"}) * 1.003);
+  CHECK(step.at({"fat-tree", "2", "ecmp"}) > step.at({"fat-tree", "1", "ecmp"}));
+  CHECK(dp.at({"fat-tree", "2", "ecmp"}) > 4 * dp.at({"fat-tree", "2", "ideal"}));
+  // rail-aligned fabrics spread the same hops over a leaf per rail
+  for (const char* kind : {"rail-optimized", "rail-only"})
+    CHECK(step.at({kind, "2", "ecmp"}) < step.at({"fat-tree", "2", "ecmp"}));
+}

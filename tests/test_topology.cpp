@@ -340,3 +340,54 @@ TEST_CASE("ECMP: a failed cable takes no flow, its switch hashes over the cables
   cg.scale_arc(up_arcs[3], 0);
   CHECK(cg.ecmp_cut().rfind("leaf0 reaches leaf1 over no live cable", 0) == 0);
 }
+
+TEST_CASE("rail-only: each rail its own network, a flow to another rail crosses NVLink to that rail's GPU first")
+{
+  const std::string base = "base: dgx-h100\nname: h100-rails\nfabric: {kind: ";
+  const PlatformSpec only = catalog().platform(write_temp("rail-only.yaml", base + "rail-only}\n"), {});
+  const PlatformSpec opt = catalog().platform(write_temp("rail-opt.yaml", base + "rail-optimized}\n"), {});
+  for (const std::string routing : {"ideal", "ecmp"}) {
+    CAPTURE(routing);
+    PlatformSpec p = only;
+    p.fabric.routing = fabric_routing(routing);
+    PlatformSpec q = opt;
+    q.fabric.routing = p.fabric.routing;
+    // 64 nodes: two scalable units of 32 nodes, 16 leaves, each rail's two leaves under its own spine
+    ClusterGraph g = ClusterGraph::build(p, 512);
+    ClusterGraph r = ClusterGraph::build(q, 512);
+    REQUIRE(g.fabric_levels() == 2);
+    CHECK(compute_facts(g).connected);
+    const Graph& graph = g.graph();
+    for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
+      if (graph[v].kind != VertexKind::spine)
+        continue;
+      std::set<int> rails;
+      for (auto e : boost::make_iterator_range(boost::out_edges(v, graph)))
+        rails.insert(graph[boost::target(e, graph)].global % 8);
+      CHECK(rails.size() == 1); // a spine joins the leaves of one rail
+    }
+    const auto names = [](const ClusterGraph& cg, int a, int b) {
+      std::vector<int> route;
+      cg.route(a, b, route);
+      std::vector<std::string> out;
+      for (int x : route)
+        out.push_back(cg.resources()[static_cast<std::size_t>(x)].name);
+      return out;
+    };
+    // same rail, other unit: the rail-optimized route (under ECMP, hashed onto other cables)
+    if (routing == "ideal")
+      CHECK(names(g, 3, 8 * 40 + 3) == names(r, 3, 8 * 40 + 3));
+    CHECK(names(g, 3, 8 * 40 + 3).size() == names(r, 3, 8 * 40 + 3).size());
+    // GPU 0 (rail 0) to GPU 3 of node 40 (rail 3): NVLink to GPU 3 of node 0, then its rail
+    std::vector<std::string> relay = names(g, 0, 3);
+    for (const auto& n : names(g, 3, 8 * 40 + 3))
+      relay.push_back(n);
+    CHECK(names(g, 0, 8 * 40 + 3) == relay);
+    std::vector<int> route;
+    const double lat = g.route(0, 8 * 40 + 3, route);
+    std::vector<int> scratch;
+    CHECK(lat == doctest::Approx(g.route(0, 3, scratch) + g.route(3, 8 * 40 + 3, scratch)));
+    // on rail-optimized the same flow leaves from GPU 0's own NIC and crosses the spine
+    CHECK(names(r, 0, 8 * 40 + 3).front() != names(g, 0, 8 * 40 + 3).front());
+  }
+}

@@ -332,7 +332,7 @@ std::string ClusterGraph::ecmp_cut() const
 {
   for (int la = 0; la < leaf_count_; ++la)
     for (int lb = 0; lb < leaf_count_; ++lb) {
-      if (la == lb)
+      if (la == lb || (rails_ > 0 && la % rails_ != lb % rails_)) // rails do not meet
         continue;
       const int group = leaf_up_group_[static_cast<std::size_t>(la)];
       const int pod_b = pod_of_leaf_[static_cast<std::size_t>(lb)];
@@ -413,6 +413,23 @@ double ClusterGraph::route(int a, int b, std::vector<int>& out) const
     out.push_back(res);
     latency += resources_[static_cast<std::size_t>(res)].latency;
   };
+  if (rails_ > 0) {
+    // rail-only: the rails do not meet, so a flow to another rail first crosses the node's
+    // NVLink to the GPU whose NIC is on the destination's rail, and leaves from there (NCCL's
+    // PXN); that GPU's flows and this one share its NIC
+    const auto& nic_of_gpu = platform_.node.nic_of_gpu;
+    const int want = nic_of_gpu[static_cast<std::size_t>(b % per_node)];
+    if (nic_of_gpu[static_cast<std::size_t>(a % per_node)] != want) {
+      const int first = a - a % per_node;
+      int relay = first;
+      while (nic_of_gpu[static_cast<std::size_t>(relay - first)] != want)
+        ++relay;
+      append_local(domain_routes_[static_cast<std::size_t>((a % per_domain) * std::min(per_domain, gpus_) +
+                                                           relay % per_domain)],
+                   node_of(a), node_of(relay), out, latency);
+      a = relay;
+    }
+  }
   const int na = node_of(a);
   const int nb = node_of(b);
   for (int arc : nic_up_[static_cast<std::size_t>(a % per_node)])

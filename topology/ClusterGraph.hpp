@@ -153,6 +153,7 @@ private:
   int domains_ = 0;
   int domain_nodes_ = 1; ///< nodes per NVLink domain in use
   int fabric_levels_ = 0;
+  int rails_ = 0; ///< rail-only: the rails (NICs per node), each a network of its own; else 0
   std::vector<int> vertex_count_;
 
   // routing tables

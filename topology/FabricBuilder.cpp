@@ -47,7 +47,7 @@ GraphBuilder::Leaves GraphBuilder::place_leaves(const SourceLocation& where)
   if (l.down < 1 || l.up < 1)
     radix_error(where, "no room for both down- and up-links");
   int leaf_count = 0;
-  if (f.kind == FabricKind::rail_optimized) {
+  if (f.kind == FabricKind::rail_optimized || f.kind == FabricKind::rail_only) {
     const int rails = p.node.nics;
     int group_nodes = f.rail_group_nodes > 0 ? std::min(f.rail_group_nodes, l.down) : l.down;
     int groups = (cg_.nodes_ + group_nodes - 1) / group_nodes;
@@ -84,24 +84,46 @@ void GraphBuilder::link_nics(const std::vector<VertexId>& leaves)
   }
 }
 
+std::vector<std::vector<int>> GraphBuilder::spine_planes(const Leaves& l) const
+{
+  const int leaf_count = static_cast<int>(l.vertices.size());
+  std::vector<std::vector<int>> planes;
+  if (cg_.platform_.fabric.kind != FabricKind::rail_only) {
+    planes.emplace_back();
+    for (int i = 0; i < leaf_count; ++i)
+      planes.back().push_back(i);
+    return planes;
+  }
+  // rail-only: every rail is a Clos of its own, its leaves (one per scalable unit) under its
+  // own spines; leaf i serves rail i % rails (place_leaves)
+  const int rails = cg_.platform_.node.nics;
+  planes.resize(static_cast<std::size_t>(rails));
+  for (int i = 0; i < leaf_count; ++i)
+    planes[static_cast<std::size_t>(i % rails)].push_back(i);
+  return planes;
+}
+
 void GraphBuilder::add_spines(const Leaves& l)
 {
   const FabricSpec& f = cg_.platform_.fabric;
   const int k = f.radix;
-  const int leaf_count = static_cast<int>(l.vertices.size());
-  // Each leaf spreads its `up` links over the spines, `per` parallel cables to each.
-  int per = std::max(1, std::min(l.up, k / leaf_count));
-  int spines = (l.up + per - 1) / per;
-  std::vector<VertexId> spine_v;
-  for (int s = 0; s < spines; ++s)
-    spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, s));
-  for (int i = 0; i < leaf_count; ++i)
-    for (int s = 0; s < spines; ++s) {
-      int lanes = std::min(per, l.up - s * per);
-      add_link(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], LinkKind::network,
-               f.link.bandwidth * lanes, f.link.latency, lanes, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
-               cg_.leaf_down_res_[static_cast<std::size_t>(i)], f.switch_latency, f.switch_latency);
-    }
+  int spine_index = 0;
+  for (const auto& plane : spine_planes(l)) {
+    // Each leaf spreads its `up` links over its plane's spines, `per` parallel cables to each.
+    const int leaves = static_cast<int>(plane.size());
+    int per = std::max(1, std::min(l.up, k / leaves));
+    int spines = (l.up + per - 1) / per;
+    std::vector<VertexId> spine_v;
+    for (int s = 0; s < spines; ++s)
+      spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, spine_index++));
+    for (int i : plane)
+      for (int s = 0; s < spines; ++s) {
+        int lanes = std::min(per, l.up - s * per);
+        add_link(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], LinkKind::network,
+                 f.link.bandwidth * lanes, f.link.latency, lanes, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
+                 cg_.leaf_down_res_[static_cast<std::size_t>(i)], f.switch_latency, f.switch_latency);
+      }
+  }
 }
 
 void GraphBuilder::check_pods(const Leaves& l, const SourceLocation& where) const
@@ -188,21 +210,32 @@ void GraphBuilder::add_spines_ecmp(const Leaves& l)
 {
   const int k = cg_.platform_.fabric.radix;
   const int leaf_count = static_cast<int>(l.vertices.size());
-  // the same spines and cables as add_spines, one link per cable
-  const int per = std::max(1, std::min(l.up, k / leaf_count));
-  const int spines = (l.up + per - 1) / per;
-  std::vector<VertexId> spine_v;
-  for (int s = 0; s < spines; ++s)
-    spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, s));
+  // the same planes, spines and cables as add_spines, one link per cable
+  const auto planes = spine_planes(l);
+  int total = 0;
+  for (const auto& plane : planes) {
+    const int per = std::max(1, std::min(l.up, k / static_cast<int>(plane.size())));
+    total += (l.up + per - 1) / per;
+  }
   cg_.leaf_up_group_.assign(static_cast<std::size_t>(leaf_count), -1);
-  cg_.spine_down_group_.assign(static_cast<std::size_t>(spines * leaf_count), -1);
-  for (int i = 0; i < leaf_count; ++i) {
-    const int up = cg_.leaf_up_group_[static_cast<std::size_t>(i)] = new_group(0, i);
-    for (int s = 0; s < spines; ++s) {
-      const int down = cg_.spine_down_group_[static_cast<std::size_t>(s * leaf_count + i)] = new_group(2);
-      for (int c = 0; c < std::min(per, l.up - s * per); ++c)
-        add_cable(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], up, s, down, i);
+  cg_.spine_down_group_.assign(static_cast<std::size_t>(total * leaf_count), -1);
+  int first = 0; // the plane's first spine
+  for (const auto& plane : planes) {
+    const int per = std::max(1, std::min(l.up, k / static_cast<int>(plane.size())));
+    const int spines = (l.up + per - 1) / per;
+    std::vector<VertexId> spine_v;
+    for (int s = 0; s < spines; ++s)
+      spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, first + s));
+    for (int i : plane) {
+      const int up = cg_.leaf_up_group_[static_cast<std::size_t>(i)] = new_group(0, i);
+      for (int s = 0; s < spines; ++s) {
+        const int to = first + s;
+        const int down = cg_.spine_down_group_[static_cast<std::size_t>(to * leaf_count + i)] = new_group(2);
+        for (int c = 0; c < std::min(per, l.up - s * per); ++c)
+          add_cable(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], up, to, down, i);
+      }
     }
+    first += spines;
   }
 }
 
@@ -261,7 +294,19 @@ void GraphBuilder::add_fabric(const SourceLocation& where)
   const int leaf_count = static_cast<int>(l.vertices.size());
   link_nics(l.vertices);
   int levels = 1;
-  if (leaf_count > 1) {
+  if (f.kind == FabricKind::rail_only) {
+    // each rail's leaves under the rail's own spines: two levels, or one leaf per rail
+    const int rails = cg_.platform_.node.nics;
+    const int per_rail = leaf_count / rails;
+    if (f.levels == 3 || (f.levels == 1 && per_rail > 1))
+      radix_error(where, "a rail-only fabric has one leaf per rail, or two levels (each rail's leaves under its own "
+                         "spines)");
+    if (per_rail > k)
+      radix_error(where, std::to_string(per_rail) + " leaves per rail exceed the " + std::to_string(k) +
+                             " ports of a rail's spine");
+    levels = per_rail > 1 ? 2 : 1;
+    cg_.rails_ = rails;
+  } else if (leaf_count > 1) {
     levels = f.levels > 0 ? f.levels : (leaf_count <= k ? 2 : 3);
     if (levels < 2)
       radix_error(where, "one switch cannot hold every NIC");

@@ -53,6 +53,8 @@ private:
   struct Leaves; ///< where the NICs attach: leaf switches, ports per leaf
   Leaves place_leaves(const SourceLocation& where);
   void link_nics(const std::vector<VertexId>& leaves);
+  /// The leaves each spine layer joins: all of them, or one rail's each (rail-only).
+  std::vector<std::vector<int>> spine_planes(const Leaves& l) const;
   void add_spines(const Leaves& l);
   void add_pods(const Leaves& l, const SourceLocation& where);
   void check_pods(const Leaves& l, const SourceLocation& where) const;

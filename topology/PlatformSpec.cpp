@@ -15,7 +15,7 @@ const std::vector<std::string>& scale_up_kind_names()
 
 const std::vector<std::string>& fabric_kind_names()
 {
-  static const std::vector<std::string> names{"single-switch", "fat-tree", "rail-optimized"};
+  static const std::vector<std::string> names{"single-switch", "fat-tree", "rail-optimized", "rail-only"};
   return names;
 }
 
@@ -158,7 +158,13 @@ const Section& fabric_section()
       "platform.fabric",
       "the scale-out network",
       {
-          K::choice("kind", "", fabric_kind_names(), "topology of the switches").must().called("fabric kind"),
+          K::choice("kind", "", fabric_kind_names(),
+                    "topology of the switches: single-switch; fat-tree (a node's NICs on consecutive leaf ports); "
+                    "rail-optimized (one leaf per rail and scalable unit, spines shared by all rails); rail-only "
+                    "(each rail its own network, no spine joins two rails: a flow to another rail first crosses "
+                    "NVLink to the GPU on the destination's rail, as NCCL's PXN does)")
+              .must()
+              .called("fabric kind"),
           K::integer("radix", 64, 2, 4096, "ports per switch"),
           K::number("oversubscription", 1.0, 1.0, 64.0, "leaf down-links : up-links"),
           K::integer("levels", 0, 0, 3, "switch tiers (0: the fewest that fit)"),
@@ -166,7 +172,7 @@ const Section& fabric_section()
           K::quantity_of("link_bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "switch-to-switch cable")
               .computed("the NIC bandwidth"),
           K::quantity_of("link_latency", Quantity::time, "0s", 0, 1e-3, "switch-to-switch cable"),
-          K::integer("rail_group_nodes", 0, 0, 100000, "rail-optimized: nodes per scalable unit (0: a leaf's ports)"),
+          K::integer("rail_group_nodes", 0, 0, 100000, "rail-optimized and rail-only: nodes per scalable unit (0: a leaf's ports)"),
           K::choice("routing", "ideal", fabric_routing_names(),
                     "ideal: parallel up-links as one capacity; ecmp: each GPU pair's flow hashed onto one cable"),
           K::integer("seed", 0, 0, 2147483647, "ecmp: the switches' hash seed"),
@@ -396,9 +402,10 @@ void read_fabric(const Layers& yaml, PlatformSpec& p)
   p.fabric.rail_group_nodes = static_cast<int>(m.integer("rail_group_nodes"));
   p.fabric.routing = fabric_routing(m.choice("routing"));
   p.fabric.seed = static_cast<std::uint32_t>(m.integer("seed"));
-  if (p.fabric.kind == FabricKind::rail_optimized && p.node.nics != p.node.gpus)
-    m.require("kind").fail("rail-optimized needs one NIC per GPU (node has " + std::to_string(p.node.nics) +
-                               " NICs for " + std::to_string(p.node.gpus) + " GPUs)",
+  if ((p.fabric.kind == FabricKind::rail_optimized || p.fabric.kind == FabricKind::rail_only) &&
+      p.node.nics != p.node.gpus)
+    m.require("kind").fail(std::string(to_string(p.fabric.kind)) + " needs one NIC per GPU (node has " +
+                               std::to_string(p.node.nics) + " NICs for " + std::to_string(p.node.gpus) + " GPUs)",
                            "fat-tree or single-switch");
   if (p.node.nics == 0)
     m.require("kind").fail("a fabric needs NICs in the node", "node.nics.count > 0");
@@ -440,6 +447,8 @@ std::string replica_contention(const PlatformSpec& p)
     return std::string("GPUs share ") + (p.node.scale_up == ScaleUpKind::pcie ? "PCIe switches" : "NVLink mesh paths");
   if (p.node.nics > 0 && p.node.nics != p.node.gpus)
     return std::to_string(p.node.gpus) + " GPUs share " + std::to_string(p.node.nics) + " NICs per node";
+  if (p.node.nics > 0 && p.fabric.kind == FabricKind::rail_only)
+    return "rail-only relays cross-rail traffic over NVLink to another GPU's NIC";
   if (p.node.nics > 0 && p.fabric.routing == FabricRouting::ecmp)
     return "ECMP hashes each GPU pair onto its own up-links, so replicas load different cables";
   if (p.node.nics > 0 && p.fabric.oversubscription > 1.0)

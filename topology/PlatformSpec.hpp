@@ -16,7 +16,7 @@
 namespace clustersim {
 
 enum class ScaleUpKind { nvswitch, nvlink_mesh, pcie };
-enum class FabricKind { single_switch, fat_tree, rail_optimized };
+enum class FabricKind { single_switch, fat_tree, rail_optimized, rail_only };
 /// How a switch spreads flows over its parallel up-links (and a spine over its cables down):
 /// ideal: as one shared capacity, the limit of packet spraying; ecmp: each flow (one queue pair
 /// between two GPUs, for the whole job) hashed onto one cable at every switch it climbs.
