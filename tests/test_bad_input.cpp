@@ -525,3 +525,14 @@ TEST_CASE("platform overrides: a bad key, value, base or shape is an error where
                                                   "sweep: {axes: {cluster.platform.node.nics.bandwidth: [400Gbps, 7]}}\n");
   expect_error("run " + v, v + ":5:", "7");
 }
+
+TEST_CASE("simulation.seeds: several seeds without ECMP, zero seeds, and seeds as an axis are errors at the key")
+{
+  const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 8}";
+  std::string f = experiment("s1.yaml", t, "simulation: {seeds: 4}\n", "{platform: dgx-h100, gpus: 8}");
+  expect_error("run " + f, f + ":5:", "runs ECMP hash seeds, and the fabric of 'dgx-h100' routes ideal");
+  f = experiment("s2.yaml", t, "simulation: {seeds: 0}\n", "{platform: dgx-h100, gpus: 8, routing: ecmp}");
+  expect_error("run " + f, f + ":5:", "out of range");
+  const std::string s = write_temp("s3.yaml", std::string(kSweepBase) + "sweep: {axes: {simulation.seeds: [1, 2]}}\n");
+  expect_error("run " + s, s + ":5:", "simulation.seeds");
+}

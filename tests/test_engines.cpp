@@ -12,6 +12,8 @@
 #include "TestUtil.hpp"
 #include "Yaml.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -23,6 +25,10 @@
 
 using namespace clustersim;
 using clustersim::test::catalog;
+using clustersim::test::read_file;
+using clustersim::test::run_cli;
+using clustersim::test::temp_dir;
+using clustersim::test::write_temp;
 
 namespace {
 
@@ -552,4 +558,49 @@ TEST_CASE("a folded step whose mirror flows contend: both engines equal the full
     }
   for (double s : steps)
     CHECK(s == doctest::Approx(steps[3]).epsilon(1e-9));
+}
+
+TEST_CASE("simulation.seeds runs ECMP seeds: the report is the median seed's, with the band over all of them")
+{
+  const std::string base = "name: s\nmodel: gpt3-1.3b\ncluster: {platform: dgx-h100-fattree-2to1, gpus: 128, routing: ecmp, "
+                           "seed: SEED}\ntraining: {tp: 1, pp: 1, dp: 128, zero: 0, micro_batch: 1, global_batch: 128, "
+                           "precision: bf16}\n";
+  auto with_seed = [&base](int seed) {
+    std::string y = base;
+    return y.replace(y.find("SEED"), 4, std::to_string(seed));
+  };
+  std::vector<double> each;
+  for (int seed = 4; seed < 9; ++seed)
+    each.push_back(simulate_isolated(experiment(with_seed(seed)), catalog()).step_time_s);
+  const std::string file = write_temp("seeds.yaml", with_seed(4) + "simulation: {seeds: 5}\n");
+  auto r = run_cli("run " + file + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& band = j.at("seeds");
+  CHECK(band.at("count") == 5);
+  CHECK(band.at("first") == 4);
+  std::vector<double> sorted = each;
+  std::sort(sorted.begin(), sorted.end());
+  const auto& step = band.at("step_time_s");
+  CHECK(step.at("min").get<double>() == doctest::Approx(sorted[0]).epsilon(1e-12));
+  CHECK(step.at("max").get<double>() == doctest::Approx(sorted[4]).epsilon(1e-12));
+  CHECK(step.at("p50").get<double>() == doctest::Approx(sorted[2]).epsilon(1e-12));
+  CHECK(step.at("p10").get<double>() == doctest::Approx(sorted[0] + 0.4 * (sorted[1] - sorted[0])).epsilon(1e-12));
+  CHECK(step.at("p90").get<double>() == doctest::Approx(sorted[3] + 0.6 * (sorted[4] - sorted[3])).epsilon(1e-12));
+  CHECK(sorted[4] > sorted[0]); // the seeds differ
+  // the report is the median seed's run
+  const int reported = band.at("reported");
+  CHECK(j.at("step_time_s").get<double>() == doctest::Approx(sorted[2]).epsilon(1e-12));
+  CHECK(each[static_cast<std::size_t>(reported - 4)] == doctest::Approx(sorted[2]).epsilon(1e-12));
+  auto text = run_cli("run " + file);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("step over ECMP seeds") != std::string::npos);
+  // in a sweep the rows carry the band
+  const std::string sweep = write_temp("seeds-sweep.yaml", with_seed(4) + "simulation: {seeds: 3}\n"
+                                                                          "sweep: {axes: {cluster.gpus: [64, 128]}}\n");
+  const std::string out = temp_dir();
+  auto s = run_cli("run " + sweep + " --out " + out);
+  REQUIRE_MESSAGE(s.exit_code == 0, s.err);
+  const std::string csv = read_file(out + "/results.csv");
+  CHECK(csv.find("step_time_p10_s,step_time_p50_s,step_time_p90_s") != std::string::npos);
 }

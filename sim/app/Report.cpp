@@ -41,6 +41,14 @@ std::string format_report(const RunMetrics& m)
                 to_string(t.precision), to_string(t.framework));
   o << buf;
   line("step time", format_time(m.step_time_s));
+  if (m.seeds.count > 0) {
+    const Percentiles& p = m.seeds.metrics.front().second; // step_time_s
+    line("step over ECMP seeds", "p10 " + format_time(p.p10) + ", p50 " + format_time(p.p50) + ", p90 " +
+                                     format_time(p.p90) + " (min " + format_time(p.min) + ", max " +
+                                     format_time(p.max) + "; " + std::to_string(m.seeds.count) + " seeds from " +
+                                     std::to_string(m.seeds.first) + ", this report is seed " +
+                                     std::to_string(m.seeds.reported) + ")");
+  }
   line("MFU", pct(m.mfu));
   line("HFU", pct(m.hfu));
   line("TFLOP/s per GPU (model)", num(m.tflops_per_gpu_model, 1));

@@ -85,7 +85,11 @@ const Section& simulation_section()
                  "full: every rank; analytic: contention-free task graph"),
        K::choice("engine", "event", engine_names(),
                  "event: the event engine, exact max-min sharing solved incrementally (fast); simgrid: SimGrid's "
-                 "actors on the same links and routes, the reference it is tested against")}};
+                 "actors on the same links and routes, the reference it is tested against"),
+       K::integer("seeds", 1, 1, 1000,
+                  "ECMP hash seeds to run (the fabric's seed, seed + 1, ...): the report is the median seed's "
+                  "step, with min, p10, p50, p90 and max of the step and its breakdown over the seeds")
+           .not_an_axis()}};
   return s;
 }
 
@@ -264,6 +268,12 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
     SectionReader sm(*s, simulation_section());
     e.mode = sm.choice("mode");
     e.engine = sm.choice("engine");
+    e.seeds = static_cast<int>(sm.integer("seeds"));
+    if (e.seeds > 1 && e.platform.fabric.routing != FabricRouting::ecmp)
+      sm.require("seeds").fail("seeds: " + std::to_string(e.seeds) + " runs ECMP hash seeds, and the fabric of '" +
+                                   e.platform.name + "' routes " + to_string(e.platform.fabric.routing),
+                               "cluster.routing: ecmp (or fabric.routing: ecmp in the platform), or seeds: 1");
+    e.where["simulation.seeds"] = sm.where("seeds");
     sm.finish();
   }
   if (auto b = top.find("budget")) {

@@ -31,6 +31,9 @@ struct ExperimentSpec {
   /// Which engine runs a folded or full step: "event" (the event engine with incremental
   /// max-min sharing, EventEngine.hpp) or "simgrid" (SimGrid's actors, the reference).
   std::string engine = "event";
+  /// ECMP hash seeds to run, from the fabric's seed up (`simulation.seeds`); the report is the
+  /// median seed's, with the band over all of them (SeedBand).
+  int seeds = 1;
   double budget_tokens = 1e12; ///< tokens for time-to-train, GPU-hours, energy and cost
   ReliabilitySpec reliability = default_reliability(); ///< failures and checkpoints (goodput)
   FaultSpec faults;                                    ///< what-ifs simulated in the step

@@ -261,6 +261,66 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
   return b;
 }
 
+namespace {
+
+/// The metrics a seed band covers, as the JSON names them.
+std::vector<std::pair<std::string, double>> seeded_metrics(const RunMetrics& m)
+{
+  const Breakdown& b = m.breakdown;
+  return {{"step_time_s", m.step_time_s},   {"mfu", m.mfu},
+          {"compute_s", b.compute},         {"exposed_tp_s", b.exposed_tp},
+          {"exposed_cp_s", b.exposed_cp},   {"exposed_pp_s", b.exposed_pp},
+          {"exposed_dp_s", b.exposed_dp},   {"exposed_ep_s", b.exposed_ep},
+          {"bubble_s", b.bubble}};
+}
+
+Percentiles percentiles(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  auto at = [&v](double q) {
+    const double x = q * static_cast<double>(v.size() - 1);
+    const auto i = static_cast<std::size_t>(x);
+    return i + 1 < v.size() ? v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
+  };
+  return {v.front(), at(0.1), at(0.5), at(0.9), v.back()};
+}
+
+/// Runs `e` at each of its seeds (in children), then the median seed here; returns that run
+/// with the band.
+RunMetrics simulate_seeds(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+{
+  const std::uint32_t first = e.platform.fabric.seed;
+  std::vector<RunMetrics> runs;
+  for (int i = 0; i < e.seeds; ++i) {
+    ExperimentSpec s = e;
+    s.platform.fabric.seed = first + static_cast<std::uint32_t>(i);
+    runs.push_back(simulate_isolated(s, catalog));
+  }
+  std::vector<int> order(runs.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&runs](int a, int b) {
+    return runs[static_cast<std::size_t>(a)].step_time_s < runs[static_cast<std::size_t>(b)].step_time_s;
+  });
+  const auto median = static_cast<std::uint32_t>(order[(order.size() - 1) / 2]);
+  ExperimentSpec med = e;
+  med.platform.fabric.seed = first + median;
+  RunMetrics m = simulate(med, catalog, trace);
+  m.seeds.count = e.seeds;
+  m.seeds.first = first;
+  m.seeds.reported = first + median;
+  const auto names = seeded_metrics(m);
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    std::vector<double> v;
+    for (const RunMetrics& r : runs)
+      v.push_back(seeded_metrics(r)[k].second);
+    m.seeds.metrics.emplace_back(names[k].first, percentiles(std::move(v)));
+  }
+  return m;
+}
+
+} // namespace
+
 RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
 {
   ExperimentSpec base = baseline_of(e);
@@ -271,7 +331,7 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::
     RunMetrics b = simulate_isolated(base, catalog);
     base_per_gpu = b.tokens_per_s_per_gpu;
   }
-  RunMetrics m = simulate(e, catalog, trace);
+  RunMetrics m = e.seeds > 1 ? simulate_seeds(e, catalog, trace) : simulate(e, catalog, trace);
   m.baseline_gpus = base.gpus;
   m.scaling_efficiency = own ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
   return m;
@@ -363,6 +423,12 @@ Json to_json(const RunMetrics& m)
                      {"helped_collectives", m.stats.helped},
                      {"transfers", m.stats.transfers},
                      {"analytic_transfers", m.stats.exclusive_transfers}};
+  if (m.seeds.count > 0) {
+    Json band = {{"count", m.seeds.count}, {"first", m.seeds.first}, {"reported", m.seeds.reported}};
+    for (const auto& [name, p] : m.seeds.metrics)
+      band[name] = {{"min", p.min}, {"p10", p.p10}, {"p50", p.p50}, {"p90", p.p90}, {"max", p.max}};
+    j["seeds"] = band;
+  }
   return j;
 }
 
@@ -465,6 +531,17 @@ RunMetrics metrics_from_json(const Json& j)
   m.engine = s.at("engine");
   m.mode_reason = s.at("reason");
   m.simulated_ranks = s.at("simulated_ranks");
+  if (j.contains("seeds")) {
+    const Json& band = j.at("seeds");
+    m.seeds.count = band.at("count");
+    m.seeds.first = band.at("first");
+    m.seeds.reported = band.at("reported");
+    for (const auto& [name, v] : seeded_metrics(m)) {
+      (void)v;
+      const Json& p = band.at(name);
+      m.seeds.metrics.emplace_back(name, Percentiles{p.at("min"), p.at("p10"), p.at("p50"), p.at("p90"), p.at("max")});
+    }
+  }
   return m;
 }
 

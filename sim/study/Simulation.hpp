@@ -15,6 +15,20 @@ namespace clustersim {
 
 using Json = nlohmann::ordered_json;
 
+/// One metric over the seeds of a step (linear interpolation between the sorted values, as
+/// numpy's default percentile).
+struct Percentiles {
+  double min = 0, p10 = 0, p50 = 0, p90 = 0, max = 0;
+};
+
+/// What `simulation.seeds: N` adds: the step and its breakdown over N ECMP hash seeds.
+struct SeedBand {
+  int count = 0;              ///< seeds run; 0: one seed, no band
+  std::uint32_t first = 0;    ///< the first seed (the fabric's)
+  std::uint32_t reported = 0; ///< the median seed (the lower one of an even count), whose run the report is
+  std::vector<std::pair<std::string, Percentiles>> metrics; ///< step_time_s, mfu, then the breakdown's
+};
+
 struct RunMetrics {
   std::string name;
   std::string platform;
@@ -59,6 +73,7 @@ struct RunMetrics {
   std::string engine;      ///< what ran the step: "event", "simgrid", or "timeline" (analytic mode)
   std::string mode_reason; ///< why
   std::uint32_t simulated_ranks = 0;
+  SeedBand seeds;
 };
 
 /// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it

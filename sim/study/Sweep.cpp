@@ -5,6 +5,7 @@
 #include "Suggest.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 
@@ -304,6 +305,10 @@ std::optional<SweepSpec> parse_sweep(const YamlNode& doc)
   }
   if (s.axes.empty())
     axes.fail("a sweep needs at least one axis", "axes: {PATH: [values]}");
+  // not an axis, so every point has the document's value (checked where each point is read)
+  const YAML::Node sim = doc.raw()["simulation"];
+  if (sim && sim.IsMap() && sim["seeds"] && sim["seeds"].IsScalar())
+    s.seeded = std::strtol(sim["seeds"].Scalar().c_str(), nullptr, 10) > 1;
   return s;
 }
 
@@ -368,6 +373,13 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
   const bool ran = m && status == "ok";
   auto perf = [&](const char* key, double v) { row[key] = ran ? Json(v) : Json(); };
   perf("step_time_s", m ? m->step_time_s : 0);
+  if (sweep.seeded) {
+    const bool band = m && m->seeds.count > 0;
+    const Percentiles p = band ? m->seeds.metrics.front().second : Percentiles{};
+    row["step_time_p10_s"] = ran && band ? Json(p.p10) : Json();
+    row["step_time_p50_s"] = ran && band ? Json(p.p50) : Json();
+    row["step_time_p90_s"] = ran && band ? Json(p.p90) : Json();
+  }
   perf("mfu", m ? m->mfu : 0);
   perf("hfu", m ? m->hfu : 0);
   perf("tokens_per_s", m ? m->tokens_per_s : 0);

@@ -48,6 +48,7 @@ struct SweepSpec {
   bool zip = false;
   std::vector<SweepAxis> axes;
   std::size_t points = 0; ///< product (or zip length) of the axes
+  bool seeded = false;    ///< simulation.seeds > 1: rows carry the step's p10 / p50 / p90 over the seeds
 };
 
 struct SweepPoint {
