@@ -604,3 +604,54 @@ TEST_CASE("simulation.seeds runs ECMP seeds: the report is the median seed's, wi
   const std::string csv = read_file(out + "/results.csv");
   CHECK(csv.find("step_time_p10_s,step_time_p50_s,step_time_p90_s") != std::string::npos);
 }
+
+TEST_CASE("link load per tier: within the link's capacity, ECMP's hashing shows as a busiest link above the mean")
+{
+  auto run = [](const std::string& cluster) {
+    return simulate_isolated(experiment("name: n\nmodel: gpt3-1.3b\ncluster: {platform: dgx-h100-fattree-2to1, gpus: 128" +
+                                        cluster +
+                                        "}\ntraining: {tp: 1, pp: 1, dp: 128, zero: 0, micro_batch: 1, "
+                                        "global_batch: 128, precision: bf16}\nsimulation: {mode: full}\n"),
+                             catalog());
+  };
+  auto tier = [](const RunMetrics& m, LinkTier t) {
+    for (const TierLoad& l : m.network)
+      if (l.tier == t)
+        return l;
+    FAIL("no tier " << to_string(t));
+    return TierLoad{};
+  };
+  const RunMetrics ideal = run("");
+  const RunMetrics ecmp = run(", routing: ecmp, seed: 5");
+  for (const RunMetrics* m : {&ideal, &ecmp}) {
+    REQUIRE(m->network.size() == 4); // NVLink, PCIe, NICs, leaf up-links (two levels)
+    for (const TierLoad& l : m->network) {
+      const std::string name = to_string(l.tier);
+      CAPTURE(name);
+      CHECK(l.used > 0);
+      CHECK(l.used <= l.links);
+      CHECK(l.busiest_load <= 1 + 1e-9); // no link moves more than it can in the step
+      CHECK(l.mean_load <= l.busiest_load * (1 + 1e-12));
+      CHECK(l.mean_load > 0);
+    }
+  }
+  // the same bytes leave the NICs whatever the routing
+  CHECK(tier(ecmp, LinkTier::nic).bytes == doctest::Approx(tier(ideal, LinkTier::nic).bytes).epsilon(1e-12));
+  // ideal spreading loads a leaf's up-links as one bundle; hashing loads some cables more
+  const TierLoad up_ideal = tier(ideal, LinkTier::leaf_up);
+  const TierLoad up_ecmp = tier(ecmp, LinkTier::leaf_up);
+  CHECK(up_ecmp.busiest_load / up_ecmp.mean_load > 1.5 * up_ideal.busiest_load / up_ideal.mean_load);
+  // folded and full steps load a simulated rank's links alike
+  auto folded = [](const std::string& mode) {
+    return simulate_isolated(experiment("name: f\nmodel: gpt3-1.3b\ncluster: {platform: dgx-h100, gpus: 64}\n"
+                                        "training: {tp: 8, pp: 1, dp: 8, micro_batch: 1, global_batch: 64, "
+                                        "precision: bf16, sequence_parallel: true}\nsimulation: {mode: " +
+                                        mode + "}\n"),
+                             catalog());
+  };
+  const RunMetrics f = folded("auto");
+  const RunMetrics full = folded("full");
+  REQUIRE(f.mode == "folded");
+  for (LinkTier t : {LinkTier::scale_up, LinkTier::nic})
+    CHECK(tier(f, t).busiest_load == doctest::Approx(tier(full, t).busiest_load).epsilon(1e-9));
+}

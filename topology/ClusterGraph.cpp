@@ -36,6 +36,23 @@ const char* to_string(VertexKind k)
   return "?";
 }
 
+const char* to_string(LinkTier t)
+{
+  switch (t) {
+  case LinkTier::scale_up:
+    return "scale-up";
+  case LinkTier::host:
+    return "host";
+  case LinkTier::nic:
+    return "nic";
+  case LinkTier::leaf_up:
+    return "leaf up-links";
+  case LinkTier::spine_up:
+    return "spine up-links";
+  }
+  return "?";
+}
+
 const char* to_string(LinkKind k)
 {
   switch (k) {

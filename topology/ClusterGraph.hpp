@@ -56,11 +56,17 @@ using VertexId = Graph::vertex_descriptor;
 using ArcId = Graph::edge_descriptor;
 
 /// A capacity that flows share: one arc, or a bundle of parallel arcs (see class comment).
+/// Where a link sits: inside the NVLink domain, inside the node's PCIe tree, between a NIC and
+/// its leaf, between a leaf and the tier above, or between that tier and the cores.
+enum class LinkTier : std::uint8_t { scale_up, host, nic, leaf_up, spine_up };
+const char* to_string(LinkTier t);
+
 struct Resource {
   std::string name;
   LinkKind kind = LinkKind::network;
   double bandwidth = 0; ///< bytes/s
   double latency = 0;   ///< s, of one traversal
+  LinkTier tier = LinkTier::scale_up;
 };
 
 /// Where two GPUs are relative to each other; decides the protocol constants of a flow.

@@ -154,9 +154,9 @@ void GraphBuilder::add_pods(const Leaves& l, const SourceLocation& where)
     std::string name = "pod" + std::to_string(pod);
     const double bw = l.up * agg_up * link_bw;
     cg_.pod_up_res_[static_cast<std::size_t>(pod)] =
-        new_resource(name + "-up", LinkKind::network, bw, f.link.latency + f.switch_latency);
+        new_resource(name + "-up", LinkKind::network, bw, f.link.latency + f.switch_latency, LinkTier::spine_up);
     cg_.pod_down_res_[static_cast<std::size_t>(pod)] =
-        new_resource(name + "-down", LinkKind::network, bw, f.link.latency + f.switch_latency);
+        new_resource(name + "-down", LinkKind::network, bw, f.link.latency + f.switch_latency, LinkTier::spine_up);
     for (int a = 0; a < l.up; ++a)
       aggs[static_cast<std::size_t>(pod)].push_back(add_vertex(VertexKind::spine, -1, -1, pod * l.up + a));
   }
@@ -335,9 +335,11 @@ void GraphBuilder::add_fabric(const SourceLocation& where)
   for (int i = 0; i < leaf_count; ++i) {
     std::string name = "leaf" + std::to_string(i);
     cg_.leaf_up_res_[static_cast<std::size_t>(i)] =
-        new_resource(name + "-up", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency);
+        new_resource(name + "-up", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency,
+                     LinkTier::leaf_up);
     cg_.leaf_down_res_[static_cast<std::size_t>(i)] =
-        new_resource(name + "-down", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency);
+        new_resource(name + "-down", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency,
+                     LinkTier::leaf_up);
   }
   if (levels == 2)
     add_spines(l);

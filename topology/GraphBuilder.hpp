@@ -27,9 +27,9 @@ public:
     return boost::add_vertex(v, cg_.graph_);
   }
 
-  int new_resource(const std::string& name, LinkKind kind, double bw, double lat)
+  int new_resource(const std::string& name, LinkKind kind, double bw, double lat, LinkTier tier)
   {
-    cg_.resources_.push_back(Resource{name, kind, bw, lat});
+    cg_.resources_.push_back(Resource{name, kind, bw, lat, tier});
     return static_cast<int>(cg_.resources_.size()) - 1;
   }
 
@@ -67,6 +67,19 @@ private:
   void add_cable(VertexId lower, VertexId upper, int up, int up_to, int down, int down_to);
   [[noreturn]] void radix_error(const SourceLocation& where, const std::string& why) const;
 
+  static LinkTier tier_of(LinkKind kind, VertexKind a, VertexKind b)
+  {
+    if (kind == LinkKind::nvlink)
+      return LinkTier::scale_up;
+    if (kind != LinkKind::network)
+      return LinkTier::host;
+    if (a == VertexKind::nic || b == VertexKind::nic)
+      return LinkTier::nic;
+    if (a == VertexKind::core || b == VertexKind::core)
+      return LinkTier::spine_up;
+    return LinkTier::leaf_up;
+  }
+
   void add_arc(VertexId a, VertexId b, LinkKind kind, double bw, double lat, int lanes, int res, int id, int rev)
   {
     ArcInfo e;
@@ -81,7 +94,7 @@ private:
       const auto& gb = cg_.graph_[b];
       std::string name = std::string(to_string(ga.kind)) + std::to_string(ga.global) + "-" + to_string(gb.kind) +
                          std::to_string(gb.global);
-      res = new_resource(name, kind, bw, lat);
+      res = new_resource(name, kind, bw, lat, tier_of(kind, ga.kind, gb.kind));
     }
     e.resource = res;
     boost::add_edge(a, b, e, cg_.graph_);

@@ -106,6 +106,15 @@ std::string format_report(const RunMetrics& m)
                   format_time(l.host).c_str());
     o << buf;
   }
+  if (!m.network.empty()) {
+    o << "\n  link load (bytes moved / what the link could move in the step)\n";
+    for (const TierLoad& l : m.network) {
+      std::snprintf(buf, sizeof buf, "    %-26s busiest %5.1f %% (%s), mean %5.1f %% over %zu of %zu links\n",
+                    to_string(l.tier), 100 * l.busiest_load, l.used > 0 ? l.busiest_link.c_str() : "none",
+                    100 * l.mean_load, l.used, l.links);
+      o << buf;
+    }
+  }
   std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,
                 format_bytes(mem.peak).c_str(), format_bytes(mem.capacity).c_str(),
                 mem.fits ? "fits" : ("OUT OF MEMORY (dominated by " + mem.dominant + ")").c_str());

@@ -223,6 +223,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   }
   RunMetrics m = metrics_of(e, cost, plan, res, mode);
   m.engine = mode.analytic ? "timeline" : e.engine;
+  m.network = network_load(plan.workload, collectives, m.step_time_s);
   if (trace)
     *trace = chrome_trace(plan.workload, res, cluster, e.name);
   if (result)
@@ -423,6 +424,15 @@ Json to_json(const RunMetrics& m)
                      {"helped_collectives", m.stats.helped},
                      {"transfers", m.stats.transfers},
                      {"analytic_transfers", m.stats.exclusive_transfers}};
+  j["network"] = Json::array();
+  for (const TierLoad& l : m.network)
+    j["network"].push_back({{"tier", to_string(l.tier)},
+                            {"links", l.links},
+                            {"used", l.used},
+                            {"bytes", l.bytes},
+                            {"busiest_load", l.busiest_load},
+                            {"busiest_link", l.busiest_link},
+                            {"mean_load", l.mean_load}});
   if (m.seeds.count > 0) {
     Json band = {{"count", m.seeds.count}, {"first", m.seeds.first}, {"reported", m.seeds.reported}};
     for (const auto& [name, p] : m.seeds.metrics)
@@ -531,6 +541,19 @@ RunMetrics metrics_from_json(const Json& j)
   m.engine = s.at("engine");
   m.mode_reason = s.at("reason");
   m.simulated_ranks = s.at("simulated_ranks");
+  for (const Json& n : j.at("network")) {
+    TierLoad load;
+    for (LinkTier t : {LinkTier::scale_up, LinkTier::host, LinkTier::nic, LinkTier::leaf_up, LinkTier::spine_up})
+      if (n.at("tier") == to_string(t))
+        load.tier = t;
+    load.links = n.at("links");
+    load.used = n.at("used");
+    load.bytes = n.at("bytes");
+    load.busiest_load = n.at("busiest_load");
+    load.busiest_link = n.at("busiest_link");
+    load.mean_load = n.at("mean_load");
+    m.network.push_back(load);
+  }
   if (j.contains("seeds")) {
     const Json& band = j.at("seeds");
     m.seeds.count = band.at("count");

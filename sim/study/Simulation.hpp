@@ -6,6 +6,7 @@
 #include "CostModel.hpp"
 #include "Executor.hpp"
 #include "Experiment.hpp"
+#include "NetworkLoad.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +75,7 @@ struct RunMetrics {
   std::string mode_reason; ///< why
   std::uint32_t simulated_ranks = 0;
   SeedBand seeds;
+  std::vector<TierLoad> network; ///< per tier of links: how busy the step keeps them
 };
 
 /// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it

@@ -397,6 +397,17 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
   perf("exposed_ep_s", m ? m->breakdown.exposed_ep : 0);
   perf("bubble_s", m ? m->breakdown.bubble : 0);
   perf("host_bound_s", m ? m->breakdown.host : 0);
+  // the busiest link of each scale-out tier (null where the cluster has none)
+  for (const auto& [key, tier] : {std::pair{"nic_busiest_load", LinkTier::nic},
+                                  std::pair{"leaf_up_busiest_load", LinkTier::leaf_up},
+                                  std::pair{"spine_up_busiest_load", LinkTier::spine_up}}) {
+    Json v;
+    if (ran)
+      for (const TierLoad& l : m->network)
+        if (l.tier == tier)
+          v = l.busiest_load;
+    row[key] = v;
+  }
   perf("time_to_train_days", m ? m->time_to_train_s / 86400 : 0);
   perf("gpu_hours", m ? m->gpu_hours : 0);
   perf("energy_mwh", m ? m->energy_mwh : 0);

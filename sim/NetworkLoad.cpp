@@ -1,0 +1,72 @@
+#include "NetworkLoad.hpp"
+
+#include <map>
+#include <tuple>
+
+namespace clustersim {
+
+std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collectives, double step_s)
+{
+  const ClusterGraph& cg = collectives.cluster();
+  // a plan repeats over a step's micro-batches and layers: route each (plan, group) once
+  std::map<std::pair<const ExecPlan*, std::uint32_t>, double> calls;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, double>, double> transfers;
+  std::vector<std::uint8_t> seen(w.collectives().size(), 0);
+  for (const Task& t : w.tasks()) {
+    if (t.kind == TaskKind::collective && !seen[t.target]) {
+      seen[t.target] = 1;
+      const ExecPlan& plan = collectives.plan(w, t.target);
+      if (!plan.latency_bound)
+        calls[{&plan, w.collectives()[t.target].group}] += 1;
+    } else if (t.kind == TaskKind::send) {
+      transfers[{t.rank, w.task(t.target).rank, t.amount}] += 1;
+    }
+  }
+  std::vector<double> bytes(cg.resources().size(), 0);
+  std::vector<int> route;
+  auto carry = [&](std::uint32_t a, std::uint32_t b, double amount) {
+    route.clear();
+    cg.route(static_cast<int>(a), static_cast<int>(b), route);
+    for (int r : route)
+      bytes[static_cast<std::size_t>(r)] += amount;
+  };
+  for (const auto& [key, count] : calls) {
+    const auto& group = w.groups()[key.second].ranks;
+    for (const ExecPhase& ph : key.first->phases)
+      for (const PlannedFlow& f : ph.flows)
+        if (w.simulated(group[f.src]) || w.simulated(group[f.dst])) // mirror to mirror: not simulated
+          carry(group[f.src], group[f.dst], f.bytes * count);
+  }
+  for (const auto& [key, count] : transfers) {
+    const auto [from, to, amount] = key;
+    carry(from, to, collectives.p2p_wire_bytes(static_cast<int>(from), static_cast<int>(to), amount) * count);
+  }
+  std::vector<TierLoad> out;
+  for (LinkTier tier : {LinkTier::scale_up, LinkTier::host, LinkTier::nic, LinkTier::leaf_up, LinkTier::spine_up}) {
+    TierLoad l;
+    l.tier = tier;
+    double sum = 0;
+    for (std::size_t r = 0; r < bytes.size(); ++r) {
+      const Resource& res = cg.resources()[r];
+      if (res.tier != tier || res.bandwidth <= 0)
+        continue;
+      ++l.links;
+      if (bytes[r] <= 0)
+        continue;
+      ++l.used;
+      l.bytes += bytes[r];
+      const double load = step_s > 0 ? bytes[r] / (res.bandwidth * step_s) : 0;
+      sum += load;
+      if (load > l.busiest_load) {
+        l.busiest_load = load;
+        l.busiest_link = res.name;
+      }
+    }
+    l.mean_load = l.used > 0 ? sum / static_cast<double>(l.used) : 0;
+    if (l.links > 0)
+      out.push_back(l);
+  }
+  return out;
+}
+
+} // namespace clustersim

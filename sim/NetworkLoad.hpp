@@ -1,0 +1,30 @@
+#pragma once
+/// How busy each tier of links is over a step: the bytes every flow of the step moves (each
+/// collective plan's flows and each transfer, over the route both engines use), per link, as a
+/// share of what the link could have carried in the step. Latency-bound calls, which run as
+/// delays, move none. In a folded step only the simulated ranks' links carry traffic; their
+/// mirrors' carry the same.
+
+#include "ClusterGraph.hpp"
+#include "CollectiveEngine.hpp"
+#include "Workload.hpp"
+
+#include <string>
+#include <vector>
+
+namespace clustersim {
+
+struct TierLoad {
+  LinkTier tier = LinkTier::scale_up;
+  std::size_t links = 0;     ///< one-way links (a bundle of parallel cables counts once)
+  std::size_t used = 0;      ///< links that carry some of the step's bytes
+  double bytes = 0;          ///< over every link of the tier
+  double busiest_load = 0;   ///< the busiest link's bytes / (its bandwidth × the step)
+  std::string busiest_link;  ///< its name
+  double mean_load = 0;      ///< the mean over the links in use
+};
+
+/// Per tier that the cluster has, in LinkTier order. `collectives` holds the step's plans.
+std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collectives, double step_s);
+
+} // namespace clustersim
