@@ -655,3 +655,56 @@ TEST_CASE("link load per tier: within the link's capacity, ECMP's hashing shows 
   for (LinkTier t : {LinkTier::scale_up, LinkTier::nic})
     CHECK(tier(f, t).busiest_load == doctest::Approx(tier(full, t).busiest_load).epsilon(1e-9));
 }
+
+TEST_CASE("per-tier speeds and ratios: 1:7 leaves, and up-links twice the NICs' rate take an ECMP collision without loss")
+{
+  auto platform = [](const std::string& fabric) {
+    return catalog().platform(write_temp("tier.yaml", "base: dgx-h100\nname: tier\nnode: {nics: {bandwidth: 200Gbps}}\n"
+                                                      "fabric: {kind: fat-tree, routing: ecmp, " +
+                                                          fabric + "}\n"),
+                              {});
+  };
+  auto up_cables = [](const ClusterGraph& cg) {
+    int n = 0;
+    for (const Resource& r : cg.resources())
+      n += r.name.rfind("leaf0-spine", 0) == 0 ? 1 : 0;
+    return n;
+  };
+  // radix 64: 1:1 is 32 down and 32 up, 2:1 42 and 21, 1:7 8 and 56
+  CHECK(up_cables(ClusterGraph::build(platform("oversubscription: 1"), 512)) == 32);
+  CHECK(up_cables(ClusterGraph::build(platform("oversubscription: 2"), 512)) == 21);
+  CHECK(up_cables(ClusterGraph::build(platform("oversubscription: 0.142857142857"), 512)) == 56);
+  // MegaScale (NSDI'24 section 3.6): 200G down-links under 400G up-links, so that two flows
+  // hashed onto one up-link still run at their NICs' rate
+  for (const char* link : {"200Gbps", "400Gbps"}) {
+    CAPTURE(link);
+    ClusterGraph cg = ClusterGraph::build(platform(std::string("oversubscription: 1, link_bandwidth: ") + link), 512);
+    // two GPUs of node 0 whose flows to node 40 ECMP puts on one up-link of leaf 0
+    std::vector<int> ra;
+    std::vector<int> rb;
+    int up = -1;
+    for (int a = 0; a < 8 && up < 0; ++a)
+      for (int b = a + 1; b < 8 && up < 0; ++b) {
+        ra.clear();
+        rb.clear();
+        cg.route(a, 320 + a, ra);
+        cg.route(b, 320 + b, rb);
+        for (int r : ra)
+          if (cg.resources()[static_cast<std::size_t>(r)].name.rfind("leaf0-spine", 0) == 0 &&
+              std::find(rb.begin(), rb.end(), r) != rb.end())
+            up = r;
+      }
+    REQUIRE(up >= 0);
+    std::vector<double> cap;
+    for (const Resource& r : cg.resources())
+      cap.push_back(r.bandwidth);
+    MaxMinNetwork net(cap);
+    const auto fa = net.start(0, ra, 1e9);
+    const auto fb = net.start(0, rb, 1e9);
+    net.solve(0);
+    const double nic = 200e9 / 8;
+    const double want = std::string(link) == "400Gbps" ? nic : nic / 2;
+    CHECK(net.rate(fa) == doctest::Approx(want));
+    CHECK(net.rate(fb) == doctest::Approx(want));
+  }
+}

@@ -40,7 +40,8 @@ GraphBuilder::Leaves GraphBuilder::place_leaves(const SourceLocation& where)
     l.down = endpoints;
     return l;
   }
-  l.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription));
+  // (1e-9: a ratio written in decimals, 0.142857142857 for 1:7, gives 8 of 64 ports, not 7)
+  l.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription) + 1e-9);
   // the up-links the ratio asks for (a radix-64 leaf at 2:1: 42 down, 21 up, one port unused),
   // not every port left: 42 down and 22 up would be 1.91:1
   l.up = std::min(k - l.down, static_cast<int>(std::ceil(l.down / f.oversubscription - 1e-9)));
