@@ -104,16 +104,19 @@ std::vector<std::vector<int>> GraphBuilder::spine_planes(const Leaves& l) const
   return planes;
 }
 
+std::pair<int, int> GraphBuilder::spine_split(const Leaves& l, int leaves) const
+{
+  const int per = std::max(1, std::min(l.up, cg_.platform_.fabric.radix / leaves));
+  return {per, (l.up + per - 1) / per};
+}
+
 void GraphBuilder::add_spines(const Leaves& l)
 {
   const FabricSpec& f = cg_.platform_.fabric;
-  const int k = f.radix;
   int spine_index = 0;
   for (const auto& plane : spine_planes(l)) {
     // Each leaf spreads its `up` links over its plane's spines, `per` parallel cables to each.
-    const int leaves = static_cast<int>(plane.size());
-    int per = std::max(1, std::min(l.up, k / leaves));
-    int spines = (l.up + per - 1) / per;
+    const auto [per, spines] = spine_split(l, static_cast<int>(plane.size()));
     std::vector<VertexId> spine_v;
     for (int s = 0; s < spines; ++s)
       spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, spine_index++));
@@ -209,21 +212,17 @@ void GraphBuilder::add_cable(VertexId lower, VertexId upper, int up, int up_to, 
 
 void GraphBuilder::add_spines_ecmp(const Leaves& l)
 {
-  const int k = cg_.platform_.fabric.radix;
   const int leaf_count = static_cast<int>(l.vertices.size());
   // the same planes, spines and cables as add_spines, one link per cable
   const auto planes = spine_planes(l);
   int total = 0;
-  for (const auto& plane : planes) {
-    const int per = std::max(1, std::min(l.up, k / static_cast<int>(plane.size())));
-    total += (l.up + per - 1) / per;
-  }
+  for (const auto& plane : planes)
+    total += spine_split(l, static_cast<int>(plane.size())).second;
   cg_.leaf_up_group_.assign(static_cast<std::size_t>(leaf_count), -1);
   cg_.spine_down_group_.assign(static_cast<std::size_t>(total * leaf_count), -1);
   int first = 0; // the plane's first spine
   for (const auto& plane : planes) {
-    const int per = std::max(1, std::min(l.up, k / static_cast<int>(plane.size())));
-    const int spines = (l.up + per - 1) / per;
+    const auto [per, spines] = spine_split(l, static_cast<int>(plane.size()));
     std::vector<VertexId> spine_v;
     for (int s = 0; s < spines; ++s)
       spine_v.push_back(add_vertex(VertexKind::spine, -1, -1, first + s));

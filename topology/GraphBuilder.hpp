@@ -6,6 +6,7 @@
 #include "ClusterGraph.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clustersim {
@@ -55,6 +56,9 @@ private:
   void link_nics(const std::vector<VertexId>& leaves);
   /// The leaves each spine layer joins: all of them, or one rail's each (rail-only).
   std::vector<std::vector<int>> spine_planes(const Leaves& l) const;
+  /// For a plane of `leaves` leaves: the parallel cables from a leaf to each spine, and the
+  /// spines (one split for add_spines and add_spines_ecmp, which must build the same switches).
+  std::pair<int, int> spine_split(const Leaves& l, int leaves) const;
   void add_spines(const Leaves& l);
   void add_pods(const Leaves& l, const SourceLocation& where);
   void check_pods(const Leaves& l, const SourceLocation& where) const;
