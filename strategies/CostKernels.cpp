@@ -23,10 +23,11 @@ Precision CostModel::linear_precision() const
 double CostModel::gemm_efficiency(double m, double n, double k, double batch, Precision p, double sms_taken) const
 {
   const GemmMeasurement& g = gpu_.gemm_of(p);
-  // the shape's quantization lowers the derived ceiling; no shape beats the measured maximum;
-  // SMs held by other kernels leave the GEMM its share of the GPU
+  // the shape's quantization lowers the derived ceiling; no shape beats the measured maximum
+  // (or the stack's median over its training shapes, where measured); SMs held by other kernels
+  // leave the GEMM its share of the GPU
   const double shape = gpu_.gemm_shape_factor(m, n, k, batch, sms_taken);
-  const double isolated = std::min(g.ceiling * shape, g.fraction * (gpu_.sms - sms_taken) / gpu_.sms);
+  const double isolated = std::min(g.ceiling * shape, g.limit() * (gpu_.sms - sms_taken) / gpu_.sms);
   return isolated * gpu_.sustained * gpu_.power_factor();
 }
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
+
 using namespace clustersim;
 using clustersim::test::catalog;
 
@@ -88,7 +90,8 @@ TEST_CASE("every preset's parameter count matches its published count")
   }
 }
 
-TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A100, H100, B200, GB200)")
+TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A100, H100, B200, GB200), or the "
+          "training shapes' median where the catalog states one below it")
 {
   YamlNode root = YamlNode::load_file(clustersim::test::validation_path("gemm_mamf.yaml"));
   std::map<std::string, std::string> gpu_of{{"mamf_bf16_NVIDIA_A100_SXM", "a100-sxm4-80gb"},
@@ -115,11 +118,43 @@ TEST_CASE("best-shape GEMM efficiency reproduces the measured MAMF within 5 % (A
     // the benchmark measures a GEMM in isolation: without the sustained-in-training factor
     double predicted = 2 * m * n * k / c.gemm_seconds(m, n, k) / 1e12 / gpu.sustained;
     double measured = f.at("mamf_tflops").as_number(0, 1e9);
+    const GemmMeasurement& g = gpu.gemm_of(Precision::bf16);
     CAPTURE(it->second);
+    CHECK(g.fraction * gpu.peak(Precision::bf16) / 1e12 == doctest::Approx(measured).epsilon(1e-6));
+    if (g.shapes_median > 0)
+      measured = g.shapes_median * gpu.peak(Precision::bf16) / 1e12;
     CHECK(predicted == doctest::Approx(measured).epsilon(0.05));
     ++checked;
   }
   CHECK(checked == 4);
+}
+
+TEST_CASE("a training stack's measured median caps every shape: B200's GEMMs run flat at it, H100's at the MAMF")
+{
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  const GpuSpec& b200 = *catalog().gpus().find("b200");
+  const GemmMeasurement& g = b200.gemm_of(Precision::bf16);
+  REQUIRE(g.shapes_median > 0);
+  CHECK(g.shapes_median < g.fraction);
+  CHECK(g.limit() == g.shapes_median);
+  CostModel c(gpt(1, 1024, 8, 1000, 128), t, b200);
+  // Llama-3 70B's fc1 (tp 1) and its tp 8 slice, and a 16K cube: one rate, the stated median
+  const double capped = g.shapes_median * b200.sustained * b200.power_factor();
+  for (auto [m, n, k] : {std::array<double, 3>{4096, 57344, 8192}, {4096, 7168, 8192}, {16384, 16384, 16384}}) {
+    CAPTURE(n);
+    CHECK(c.gemm_efficiency(m, n, k) == doctest::Approx(capped));
+  }
+  // a short K (the mainloop's prologue and epilogue unamortized) stays below the cap
+  CHECK(c.gemm_efficiency(149 * 256, 128, 128) < 0.7 * capped);
+  // FP8 states no median: the MAMF alone
+  CHECK(b200.gemm_of(Precision::fp8).shapes_median == 0);
+  CHECK(b200.gemm_of(Precision::fp8).limit() == b200.gemm_of(Precision::fp8).fraction);
+  // H100 states none: its large GEMMs reach the MAMF
+  const GpuSpec& h100 = *catalog().gpus().find("h100-sxm5-80gb");
+  CostModel ch(gpt(1, 1024, 8, 1000, 128), t, h100);
+  CHECK(ch.gemm_efficiency(4096, 57344, 8192) ==
+        doctest::Approx(h100.gemm_of(Precision::bf16).fraction * h100.sustained * h100.power_factor()));
 }
 
 TEST_CASE("small and skinny GEMMs lose efficiency: wave quantization and the memory roofline")

@@ -136,6 +136,36 @@ TEST_CASE("an inline GPU with every figure, no catalog entry behind it")
   CHECK(m.err.find("missing key 'sms' in gpu 'my-h100-96g-gpu'") != std::string::npos);
 }
 
+TEST_CASE("a training-shapes median caps a user GPU's GEMMs, and one above its MAMF exits 2 at its column")
+{
+  auto gpu_with = [](const std::string& gemm) {
+    std::string text = kUserPlatform;
+    text.replace(text.find("    base: h100-sxm5-80gb\n"), 25,
+                 "    name: Accelerator X\n    sms: 132\n    peak: {bf16: 1000TFLOPS, fp16: 1000TFLOPS}\n"
+                 "    tdp: 700W\n    efficiency:\n      gemm: {bf16: " + gemm + "}\n      hbm: 0.85\n      attention: 0.5\n");
+    return text;
+  };
+  auto step = [&](const std::string& gemm) {
+    std::string dir = user_dir_with(gpu_with(gemm));
+    std::string exp = write_in(dir, "exp.yaml", "model: llama2-7b\ncluster: {platform: cluster.yaml, gpus: 16}\n"
+                                                "training: {tp: 2, dp: 8, micro_batch: 1, zero: 1}\n");
+    auto r = run_cli("run " + exp + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)["step_time_s"].get<double>();
+  };
+  const double mamf = step("{mamf: 800TFLOPS, shape: 2048x2048x8192}");
+  const double capped = step("{mamf: 800TFLOPS, shape: 2048x2048x8192, shapes_median: 500TFLOPS}");
+  CHECK(capped > 1.2 * mamf);
+  CHECK(step("{mamf: 800TFLOPS, shape: 2048x2048x8192, shapes_median: 800TFLOPS}") == doctest::Approx(mamf));
+  std::string dir = user_dir_with(gpu_with("{mamf: 800TFLOPS, shape: 2048x2048x8192, shapes_median: 900TFLOPS}"));
+  auto r = run_cli("platform show " + dir + "/cluster.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(dir + "/cluster.yaml:") == 0);
+  CHECK(r.err.find(":10:76: shapes_median 900TFLOPS above the MAMF of 800TFLOPS; valid: a median at or below the "
+                   "best shape's rate") != std::string::npos);
+}
+
 TEST_CASE("the platforms the published sets name are in the catalog, and each runs from a user's copy")
 {
   for (const char* name : {"grand-teton-h100", "dgx-b300", "gb300-nvl72", "hgx-h800", "dgx-b200", "gb200-nvl72"}) {

@@ -279,6 +279,9 @@ const Section& gpu_gemm_section()
       {
           K::quantity_of("mamf", Quantity::flop_rate, "", 1e9, 1e17, "the measured maximum").must(),
           K::string("shape", "", "its best shape, MxNxK").must(),
+          K::quantity_of("shapes_median", Quantity::flop_rate, "", 1e9, 1e17,
+                         "the median of a training stack's own GEMMs measured shape by shape; caps every shape")
+              .computed("none: the MAMF alone"),
       }};
   return s;
 }
@@ -377,7 +380,7 @@ void read_gemm(const YamlNode& n, GpuSpec& g)
   if (n.is_scalar()) {
     double f = n.as_number(0.01, 1.0);
     for (const auto& [p, peak] : g.peak_flops)
-      g.gemm[p] = GemmMeasurement{f, 0, 0, 0, f};
+      g.gemm[p] = GemmMeasurement{f, 0, 0, 0, f, 0};
     return;
   }
   if (!n.is_map())
@@ -398,6 +401,13 @@ void read_gemm(const YamlNode& n, GpuSpec& g)
         mamf.fail("a MAMF above the " + key.as_string() + " peak of " + format_quantity(g.peak(p), Quantity::flop_rate),
                   "a measurement at or below the peak");
       read_shape(r.require("shape"), m);
+      if (auto median = r.find("shapes_median")) {
+        m.shapes_median = r.quantity("shapes_median") / g.peak(p);
+        if (m.shapes_median > m.fraction)
+          median->fail("shapes_median " + format_quantity(m.shapes_median * g.peak(p), Quantity::flop_rate) +
+                           " above the MAMF of " + format_quantity(m.fraction * g.peak(p), Quantity::flop_rate),
+                       "a median at or below the best shape's rate");
+      }
       r.finish();
     }
     m.ceiling = m.fraction;

@@ -7,6 +7,7 @@
 #include "Schema.hpp"
 #include "Yaml.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,10 +24,17 @@ const char* to_string(Precision p);
 
 /// The measured maximum achievable matmul throughput of one precision (MAMF,
 /// `experiments/validation/gemm_mamf.yaml`) and the ceiling the GEMM roofline derives from it.
+/// Where the GEMMs of a training stack were also measured shape by shape through its own GEMM
+/// call, their median caps every shape: a best-shape search can find a rate the stack's
+/// kernels do not reach on the shapes training runs.
 struct GemmMeasurement {
   double fraction = 0;          ///< MAMF / peak: no GEMM shape runs faster (in isolation)
   double m = 0, n = 0, k = 0;   ///< the best shape of the search; 0: an assumed fraction, no shape
   double ceiling = 0;           ///< fraction / the model's shape factor at the best shape (GpuSpec::derive)
+  double shapes_median = 0;     ///< median over a stack's training shapes / peak; 0: not measured
+
+  /// The most any shape reaches in isolation: the MAMF, or the training shapes' median below it.
+  double limit() const { return shapes_median > 0 ? std::min(fraction, shapes_median) : fraction; }
 };
 
 /// Published flash-attention throughput by shape: forward and backward, as fractions of the
