@@ -77,7 +77,8 @@ const Section& training_section()
               .computed("micro_batch * dp")
               .counts("sequences"),
           K::choice("precision", "bf16", precision_names(), "number format of the GEMMs and activations"),
-          K::boolean("flash_attention", false, "fused flash attention (no s x s activations, causal blocks skipped)"),
+          K::boolean("flash_attention", false, "fused flash attention (no s x s activations, causal blocks skipped)")
+              .computed("on where the framework calls a flash-attention kernel the GPU has a curve for"),
           K::choice("framework", "megatron", framework_names(),
                     "the training framework the run used; its documented kernels, buckets and overlap rules")
               .fixed_by_planner(),
@@ -312,6 +313,17 @@ bool TrainingSpec::graph_captures(const std::string& part) const
   return false; // embedding, logits: outside the layers
 }
 
+bool default_flash_attention(const TrainingSpec& t, const GpuSpec& gpu, std::string* origin)
+{
+  std::string backend;
+  const bool on = gpu.attention_curve(t.traits().attention, &backend) != nullptr;
+  if (origin)
+    *origin = on ? "default: " + std::string(to_string(t.framework)) + " calls " + backend + " on " + gpu.id
+                 : "default: " + std::string(to_string(t.framework)) + " has no flash-attention kernel with a curve for " +
+                       gpu.id;
+  return on;
+}
+
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)
 {
   TrainingSpec t;
@@ -352,7 +364,8 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
     t.global_batch = static_cast<int>(per_step);
   }
   t.precision = parse_precision(r.choice("precision"));
-  t.flash_attention = r.boolean("flash_attention");
+  if (r.has("flash_attention")) // otherwise the experiment resolves it for the GPU (default_flash_attention)
+    t.flash_attention = r.boolean("flash_attention");
   t.framework = static_cast<Framework>(index_of(framework_names(), r.choice("framework")));
   t.pipeline_layout = r.string("pipeline_layout");
   t.embedding_slot = r.boolean("account_for_embedding_in_pipeline_split");
@@ -385,9 +398,10 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   t.collective_algo = r.string("collective_algo");
   read_state_bytes(r, t);
   r.finish();
-  if (where)
+  if (where) // the keys written, so that a caller can tell a default from a choice
     for (const auto& key : training_section().key_names())
-      (*where)[key] = r.where(key);
+      if (r.has(key))
+        (*where)[key] = r.where(key);
 
   if (auto v = check_layout(t, model, gpus))
     throw ConfigError(r.where(v->key), v->message, v->valid, ConfigError::Kind::rule);

@@ -120,6 +120,12 @@ const Section& state_bytes_section();
 /// `where`, if given, receives the position of every key of `training:` (written or not) and of
 /// every `overlap.*` key written.
 struct ModelSpec;
+/// Flash attention as the framework's current release runs it on this GPU: on where the framework
+/// calls a flash-attention kernel the GPU has a published curve for (Megatron/TE's cuDNN or
+/// FlashAttention-2 on sm80 and newer, torch SDPA's FlashAttention-2), off where it has none
+/// (Volta, a GPU described with a flat attention efficiency only). `origin` says which, or why not.
+bool default_flash_attention(const TrainingSpec& t, const GpuSpec& gpu, std::string* origin);
+
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where = nullptr);
 
 } // namespace clustersim

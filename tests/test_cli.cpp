@@ -127,6 +127,57 @@ TEST_CASE("a setting the layout ignores is one warning line, and the run goes on
   CHECK(warnings("{tp: 1, dp: 8, zero: 1, global_batch: 8, overlap: {param_gather: true}}").second.empty());
 }
 
+TEST_CASE("a default that moves the answer is printed with its origin: flash attention as the framework runs it")
+{
+  auto exp = [](const std::string& platform, const std::string& extra) {
+    return write_temp("defaults-" + platform + ".yaml",
+                      "model: llama2-7b\ncluster: {platform: " + platform +
+                          ", gpus: 8}\ntraining: {tp: 8, micro_batch: 1, global_batch: 8, recompute: selective" +
+                          extra + "}\n");
+  };
+  auto assumed = [](const nlohmann::json& j, const std::string& key) {
+    for (const auto& a : j["assumptions"])
+      if (a["key"] == key)
+        return a;
+    return nlohmann::json();
+  };
+  // H100 with Megatron: on, because Megatron calls cuDNN's fused attention there
+  auto h = run_cli("run " + exp("dgx-h100", "") + " --json");
+  REQUIRE_MESSAGE(h.exit_code == 0, h.err);
+  auto jh = nlohmann::json::parse(h.out);
+  auto a = assumed(jh, "training.flash_attention");
+  CHECK(a["value"] == "true");
+  CHECK(a["origin"] == "default: megatron calls cudnn on h100-sxm5-80gb");
+  CHECK(assumed(jh, "training.framework")["value"] == "megatron");
+  CHECK(assumed(jh, "training.micro_batch").is_null()); // written: not an assumption
+  // the default is the same step as writing it
+  auto stated = run_cli("run " + exp("dgx-h100", ", flash_attention: true") + " --json");
+  auto js = nlohmann::json::parse(stated.out);
+  CHECK(js["step_time_s"].get<double>() == jh["step_time_s"].get<double>());
+  CHECK(assumed(js, "training.flash_attention").is_null());
+  auto off = nlohmann::json::parse(run_cli("run " + exp("dgx-h100", ", flash_attention: false") + " --json").out);
+  CHECK(off["step_time_s"].get<double>() > jh["step_time_s"].get<double>());
+  // the text report says it under the layout
+  auto t = run_cli("run " + exp("dgx-h100", ""));
+  CHECK(t.out.find("attention flash\n  not in the file, assumed:\n") != std::string::npos);
+  CHECK(t.out.find("    training.flash_attention: true (default: megatron calls cudnn on h100-sxm5-80gb)\n") !=
+        std::string::npos);
+  // Volta has no flash-attention kernel: off, and why
+  auto v = run_cli("run " + exp("dgx1-v100", ", precision: fp16") + " --json");
+  REQUIRE_MESSAGE(v.exit_code == 0, v.err);
+  auto av = assumed(nlohmann::json::parse(v.out), "training.flash_attention");
+  CHECK(av["value"] == "false");
+  CHECK(av["origin"] == "default: megatron has no flash-attention kernel with a curve for v100-sxm2-32gb");
+  // memory: the same default, and the flag's origin when given
+  auto m = run_cli("memory --model llama2-7b --gpus 8 --gpu h100-sxm5-80gb --tp 8");
+  CHECK(m.out.find("  flash attention on (default: megatron calls cudnn on h100-sxm5-80gb)\n") != std::string::npos);
+  auto mj = nlohmann::json::parse(run_cli("memory --model llama2-7b --gpus 8 --gpu h100-sxm5-80gb --tp 8 "
+                                          "--no-flash-attention --json")
+                                      .out);
+  CHECK(mj["flash_attention"] == false);
+  CHECK(mj["assumptions"]["flash_attention"] == "--no-flash-attention");
+}
+
 TEST_CASE("command-line usage errors exit 2, help and version exit 0")
 {
   CHECK(run_cli("--version").exit_code == 0);
@@ -214,7 +265,8 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
   // without --gpus: one replica of the layout
   // Llama 2 70B as Megatron trains it: with four micro-batches in flight on stage 0 it fits
   // only with sequence parallelism, selective recompute and flash attention
-  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1")["fits"] == false);
+  CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1 --no-flash-attention")["fits"] ==
+        false);
   CHECK(j("memory --model llama2-70b --gpu h100-sxm5-80gb --tp 8 --pp 4 --zero 1 --sequence-parallel "
           "--recompute selective --flash-attention")["fits"] == true);
 

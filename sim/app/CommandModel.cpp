@@ -60,6 +60,7 @@ struct MemOptions {
   std::string precision;
   bool sequence_parallel = false;
   bool flash = false;
+  bool flash_given = false; ///< --flash-attention or --no-flash-attention on the command line
   std::string state_bytes; ///< empty: the framework's
   std::string framework = "megatron";
   bool json = false;
@@ -214,6 +215,9 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
     m.seq_len = mo.seq;
   TrainingSpec t = memory_layout(mo, m, gpu, sb);
   t.frameworks = c.frameworks();
+  std::string flash_origin = mo.flash ? "--flash-attention" : "--no-flash-attention";
+  if (!mo.flash_given)
+    t.flash_attention = default_flash_attention(t, gpu, &flash_origin);
   const long long gpus = t.gpus();
   const std::string batch_origin = mo.global_batch > 0 ? "--global-batch"
                                    : t.pp > 1 ? "default: micro-batch x dp x pp, the pipeline full; --global-batch sets it"
@@ -236,12 +240,14 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
             {"dominant", b.dominant},
             {"stage", b.stage},
             {"global_batch", t.global_batch},
-            {"assumptions", {{"global_batch", batch_origin}}}};
+            {"flash_attention", t.flash_attention},
+            {"assumptions", {{"global_batch", batch_origin}, {"flash_attention", flash_origin}}}};
   std::ostringstream text;
   text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << gpus << " x " << gpu.id << ": tp "
        << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero << ", micro-batch "
        << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute) << "\n";
   text << "  global batch " << t.global_batch << " (" << batch_origin << ")\n";
+  text << "  flash attention " << (t.flash_attention ? "on" : "off") << " (" << flash_origin << ")\n";
   text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
        << gb(b.optimizer) << "\n  activations  " << gb(b.activations) << "\n  buffers      " << gb(b.buffers)
        << "\n  reserved     " << gb(b.reserved) << " (CUDA context, workspaces, 5 % fragmentation of activations and buffers)\n"
@@ -274,7 +280,8 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->add_option("--schedule", mo->schedule, "gpipe | 1f1b | interleaved");
   mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8");
   mem->add_flag("--sequence-parallel", mo->sequence_parallel, "Megatron sequence parallelism");
-  mem->add_flag("--flash-attention", mo->flash, "flash attention (no s x s activations)");
+  mem->add_flag("--flash-attention,!--no-flash-attention", mo->flash,
+                "flash attention on or off (default: on where the framework has a flash-attention kernel for the GPU)");
   mem->add_option("--framework", mo->framework, "training framework whose properties apply (default megatron)");
   mem->add_option("--state-bytes", mo->state_bytes,
                   "bytes per parameter of weights,grads,optimizer (default: the framework's, e.g. megatron bf16 "
@@ -283,6 +290,7 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->callback([mo, mem, &action] {
     mo->gpus_given = mem->count("--gpus") > 0;
     mo->seq_given = mem->count("--seq") > 0;
+    mo->flash_given = mem->count("--flash-attention") + mem->count("--no-flash-attention") > 0;
     action = [mo] {
       check_memory_flags(*mo);
       auto sb = state_bytes_argument(mo->state_bytes);

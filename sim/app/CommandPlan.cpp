@@ -278,8 +278,8 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   r.gpus = o.gpus;
   r.global_batch = o.global_batch;
   r.base.precision = precision_argument(o.precision, r.platform.node.gpu);
-  r.base.flash_attention = !o.no_flash;
   r.base.frameworks = catalog.frameworks();
+  r.base.flash_attention = !o.no_flash && default_flash_attention(r.base, r.platform.node.gpu, nullptr);
   r.max_tp = o.max_tp_given ? o.max_tp : 0;
   r.objective = o.objective;
   r.deadline_days = o.deadline_days;
@@ -333,7 +333,7 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_option("--objective", opt->objective, "time (default) | cost | deadline | goodput (days to train --tokens through failures) | goodput-cost");
   cmd->add_option("--tokens", opt->tokens, "token budget for cost and deadline (default 1e12)");
   cmd->add_option("--deadline-days", opt->deadline_days, "deadline objective: days to train --tokens");
-  cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention");
+  cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention (default: with it where the framework has a flash-attention kernel for the GPU)");
   cmd->add_option("--jobs", opt->jobs, "processes (default: all cores)");
   cmd->add_flag("--json", opt->json, "print JSON");
   cmd->add_option("--check", opt->check, "plan every case of a validation file and compare with its published layout");

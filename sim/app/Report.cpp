@@ -37,9 +37,16 @@ std::string format_report(const RunMetrics& m)
   o << buf;
   if (t.pp > 1)
     o << "  layers per pipeline stage: " << m.pipeline << "\n";
-  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s, %s\n\n", t.micro_batch, t.global_batch,
-                to_string(t.precision), to_string(t.framework));
+  std::snprintf(buf, sizeof buf, "  micro-batch %d, global batch %d, %s, %s, attention %s\n", t.micro_batch,
+                t.global_batch, to_string(t.precision), to_string(t.framework),
+                t.flash_attention ? "flash" : "unfused");
   o << buf;
+  if (!m.assumptions.empty()) {
+    o << "  not in the file, assumed:\n";
+    for (const auto& a : m.assumptions)
+      o << "    " << a.key << ": " << a.value << " (" << a.origin << ")\n";
+  }
+  o << "\n";
   line("step time", format_time(m.step_time_s));
   if (m.seeds.count > 0) {
     const Percentiles& p = m.seeds.metrics.front().second; // step_time_s

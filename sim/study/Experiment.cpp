@@ -212,6 +212,37 @@ void read_baseline(SectionReader& top, ExperimentSpec& e)
   bm.finish();
 }
 
+/// The defaults of the training section that can move the answer, resolved where they depend on
+/// the GPU and the framework (flash attention: default_flash_attention), each with its origin.
+void resolve_defaults(ExperimentSpec& e)
+{
+  TrainingSpec& t = e.training;
+  auto stated = [&](const std::string& key) { return e.at("training." + key).line > 0; };
+  auto assume = [&](const std::string& key, const std::string& value, const std::string& origin) {
+    e.assumptions.push_back({"training." + key, value, origin});
+  };
+  const std::string fw = to_string(t.framework);
+  if (!stated("framework"))
+    assume("framework", fw, "default: Megatron-LM's stack");
+  if (!stated("precision"))
+    assume("precision", to_string(t.precision), "default");
+  if (!stated("flash_attention")) {
+    std::string origin;
+    t.flash_attention = default_flash_attention(t, e.platform.node.gpu, &origin);
+    assume("flash_attention", t.flash_attention ? "true" : "false", origin);
+  }
+  if (!stated("recompute"))
+    assume("recompute", to_string(t.recompute), "default");
+  if (!stated("zero"))
+    assume("zero", std::to_string(t.zero), "default");
+  if (!stated("micro_batch"))
+    assume("micro_batch", std::to_string(t.micro_batch), "default");
+  if (!stated("global_batch"))
+    assume("global_batch", std::to_string(t.global_batch), "default: micro_batch x dp, one micro-batch per step");
+  if (!stated("sequence_parallel") && t.tp > 1)
+    assume("sequence_parallel", t.sequence_parallel ? "true" : "false", "default");
+}
+
 } // namespace
 
 void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
@@ -226,6 +257,7 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
   for (const auto& [k, loc] : where)
     e.where["training." + k] = loc;
   check_precision(training, e);
+  resolve_defaults(e);
   check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
 }
 

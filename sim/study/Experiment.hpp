@@ -15,6 +15,14 @@
 
 namespace clustersim {
 
+/// A setting the experiment did not write that can move the answer: the value it took and
+/// where that value came from ("default: megatron calls cudnn on h100-sxm5-80gb").
+struct Assumption {
+  std::string key; ///< the key as it would be written, "training.flash_attention"
+  std::string value;
+  std::string origin;
+};
+
 struct ExperimentSpec {
   std::string name;
   std::string description;
@@ -40,6 +48,8 @@ struct ExperimentSpec {
   /// Where each key was written ("training.tp", "cluster.gpus", ...), for errors found after
   /// parsing; empty for experiments built in code.
   SourceMap where;
+  /// The defaults that can move the answer, each with its origin, in report order.
+  std::vector<Assumption> assumptions;
 
   /// The position of a key, or of the file when it was not written (or built in code).
   SourceLocation at(const std::string& key) const;

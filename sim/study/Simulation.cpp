@@ -133,6 +133,7 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   m.model = e.model.name;
   m.gpus = e.gpus;
   m.training = e.training;
+  m.assumptions = e.assumptions;
   m.tasks = plan.workload.tasks().size();
   m.simulated_ranks = plan.workload.simulated_ranks();
   m.mode = mode.name;
@@ -348,6 +349,9 @@ Json to_json(const RunMetrics& m)
   j["platform"] = m.platform;
   j["model"] = m.model;
   j["gpus"] = m.gpus;
+  j["assumptions"] = Json::array();
+  for (const auto& a : m.assumptions)
+    j["assumptions"].push_back({{"key", a.key}, {"value", a.value}, {"origin", a.origin}});
   j["layout"] = {{"tp", t.tp},
                  {"pp", t.pp},
                  {"dp", t.dp},
@@ -449,6 +453,9 @@ RunMetrics metrics_from_json(const Json& j)
   m.platform = j.at("platform");
   m.model = j.at("model");
   m.gpus = j.at("gpus");
+  if (j.contains("assumptions"))
+    for (const auto& a : j.at("assumptions"))
+      m.assumptions.push_back({a.at("key"), a.at("value"), a.at("origin")});
   const Json& l = j.at("layout");
   m.training.tp = l.at("tp");
   m.training.pp = l.at("pp");

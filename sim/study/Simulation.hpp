@@ -36,6 +36,7 @@ struct RunMetrics {
   std::string model;
   int gpus = 0;
   TrainingSpec training;
+  std::vector<Assumption> assumptions; ///< the defaults that moved it, with their origins
 
   double step_time_s = 0;
   double compute_s = 0;
