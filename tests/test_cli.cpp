@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <sstream>
+
 using namespace clustersim::test;
 
 TEST_CASE("clustersim run quickstart reports the documented keys with sane values")
@@ -176,6 +179,54 @@ TEST_CASE("a default that moves the answer is printed with its origin: flash att
                                       .out);
   CHECK(mj["flash_attention"] == false);
   CHECK(mj["assumptions"]["flash_attention"] == "--no-flash-attention");
+}
+
+TEST_CASE("collective --format nccl-tests prints nccl-tests' own columns, so its parsers read it")
+{
+  auto r = run_cli("collective --op all_reduce --platform dgx-h100 --gpus 16 --sizes 8MiB,1GiB --format nccl-tests");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::istringstream in(r.out);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  // nccl-tests' header (src/util.cu, writeResultHeader) to the character
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   "
+                  "algbw   busbw  #wrong ") != lines.end());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& l : lines)
+    if (!l.empty() && l[0] != '#') {
+      std::istringstream f(l);
+      std::vector<std::string> fields;
+      for (std::string x; f >> x;)
+        fields.push_back(x);
+      rows.push_back(fields);
+      CHECK(l.size() == 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6 + 2 * (2 + 7 + 2 + 6 + 2 + 6 + 2 + 6)); // fixed widths
+    }
+  REQUIRE(rows.size() == 2);
+  // awk's $1, $2, $8: size, count, out-of-place busbw; 13 fields as nccl-tests prints with -c 1
+  CHECK(rows[1].size() == 13);
+  CHECK(rows[1][0] == "1073741824");
+  CHECK(rows[1][1] == "268435456");
+  CHECK(rows[1][2] == "float");
+  CHECK(rows[1][3] == "sum");
+  CHECK(rows[1][4] == "-1");
+  auto j = nlohmann::json::parse(
+      run_cli("collective --op all_reduce --platform dgx-h100 --gpus 16 --sizes 8MiB,1GiB --json").out);
+  CHECK(std::stod(rows[1][7]) == doctest::Approx(j[1]["busbw_GBps"].get<double>()).epsilon(0.001));
+  CHECK(std::stod(rows[1][5]) == doctest::Approx(j[1]["time_s"].get<double>() * 1e6).epsilon(0.001));
+  CHECK(rows[1][7] == rows[1][11]); // in-place: the same collective
+  const double avg = (j[0]["busbw_GBps"].get<double>() + j[1]["busbw_GBps"].get<double>()) / 2;
+  auto footer = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("# Avg bus", 0) == 0; });
+  REQUIRE(footer != lines.end());
+  CHECK(std::stod(footer->substr(footer->find(':') + 1)) == doctest::Approx(avg).epsilon(1e-4));
+  CHECK(r.out.find("# Out of bounds values : 0 OK\n") != std::string::npos);
+  // no reduction, no root: none and -1, as nccl-tests' all_gather
+  auto g = run_cli("collective --op all_gather --platform dgx-h100 --gpus 8 --sizes 1MiB --format nccl-tests");
+  CHECK(g.out.find("     1048576        262144     float    none      -1") != std::string::npos);
+  auto bad = run_cli("collective --op all_reduce --platform dgx-h100 --gpus 8 --sizes 1MiB --format nccl");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "command line: --format: unknown output format 'nccl'; valid: table, nccl-tests\n");
 }
 
 TEST_CASE("command-line usage errors exit 2, help and version exit 0")

@@ -78,4 +78,12 @@ Precision precision_argument(const std::string& p, const GpuSpec& gpu)
   return prec;
 }
 
+std::string choice_argument(const std::string& value, const std::vector<std::string>& valid, const std::string& flag,
+                            const std::string& what)
+{
+  if (std::find(valid.begin(), valid.end(), value) == valid.end())
+    throw ConfigError(command_line(flag), unknown_name(what, value, valid), join(valid));
+  return value;
+}
+
 } // namespace clustersim

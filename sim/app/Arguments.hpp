@@ -6,6 +6,7 @@
 #include "ModelSpec.hpp"
 
 #include <string>
+#include <vector>
 
 namespace clustersim {
 
@@ -14,6 +15,9 @@ double positive_number(const std::string& text, const std::string& flag);
 /// An integer flag within [min, max]: ConfigError "command line: FLAG: N is out of range; valid:
 /// an integer from MIN to MAX" otherwise.
 long long int_argument(long long value, const std::string& flag, long long min, long long max);
+/// One of `valid`, or exit 2 naming the flag and suggesting the nearest (`what`: "framework").
+std::string choice_argument(const std::string& value, const std::vector<std::string>& valid, const std::string& flag,
+                            const std::string& what);
 /// A number flag within [min, max] (finite).
 double number_argument(double value, const std::string& flag, double min, double max);
 /// The largest cluster any command builds (as cluster.gpus in an experiment).

@@ -86,7 +86,65 @@ struct CollectiveOptions {
   bool list = false;
   int jobs = 0;
   std::string faults; ///< a faults: section's file (links only)
+  std::string format = "table"; ///< table | nccl-tests
 };
+
+/// nccl-tests' number cell: the widest of %.2f, %.1f, %.0f that fits `width`, else exponent form
+/// (NVIDIA/nccl-tests@a0b82b2260 src/util.cu:487-492, getFloatStr).
+std::string nccl_float(double value, int width)
+{
+  char b[32];
+  for (int digits = 2; digits >= 0; --digits)
+    if (std::snprintf(b, sizeof b, "%*.*f", width, digits, value) <= width)
+      return b;
+  std::snprintf(b, sizeof b, "%*.*e", width, width >= 7 ? 1 : 0, value);
+  return b;
+}
+
+/// One GPU count's points as nccl-tests prints them (NVIDIA/nccl-tests@a0b82b2260 src/util.cu:
+/// the header at 756-760, the row at 457 and 508, the footer at 777-779): float elements, the
+/// out-of-place and in-place columns (the simulator times one collective: both the same), no
+/// wrong elements, and the average bus bandwidth, so that parsers of nccl-tests' output read it.
+std::string nccl_tests_block(const std::string& op, int gpus, const std::string& platform, const std::vector<double>& sizes,
+                             const std::vector<std::pair<double, double>>& time_busbw)
+{
+  std::ostringstream o;
+  char b[512];
+  const bool reduces = op == "all_reduce" || op == "reduce_scatter" || op == "reduce";
+  const bool rooted = op == "broadcast" || op == "reduce";
+  o << "# clustersim collective: " << op << " on " << gpus << " GPUs of " << platform << ", simulated\n#\n";
+  std::snprintf(b, sizeof b, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+                "", "", "", "", "");
+  o << b;
+  std::snprintf(b, sizeof b, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count",
+                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
+  o << b;
+  std::snprintf(b, sizeof b, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
+  o << b;
+  double sum = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double t = time_busbw[i].first, busbw = time_busbw[i].second;
+    const double algbw = sizes[i] / t / 1e9;
+    char root[16];
+    std::snprintf(root, sizeof root, "%6i", rooted ? 0 : -1);
+    std::snprintf(b, sizeof b, "%12lli  %12lli  %8s  %6s  %6s", static_cast<long long>(sizes[i]),
+                  static_cast<long long>(sizes[i] / 4), "float", reduces ? "sum" : "none", root);
+    o << b;
+    for (int pass = 0; pass < 2; ++pass) {
+      std::snprintf(b, sizeof b, "  %7s  %6s  %6s  %6g", nccl_float(t * 1e6, 7).c_str(), nccl_float(algbw, 6).c_str(),
+                    nccl_float(busbw, 6).c_str(), 0.0);
+      o << b;
+    }
+    o << "\n";
+    sum += busbw;
+  }
+  std::snprintf(b, sizeof b, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
+  o << b;
+  std::snprintf(b, sizeof b, "# %-20s : %g %s\n", "Avg bus bandwidth", sum / static_cast<double>(sizes.size()), "");
+  o << b << "#\n";
+  return o.str();
+}
 
 /// The link faults of `--faults FILE` (the keys of an experiment's faults: section).
 FaultSpec collective_faults(const std::string& file)
@@ -138,9 +196,10 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
                  const std::vector<double>& sizes, const std::vector<std::string>& results)
 {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  std::ostringstream table;
+  std::ostringstream table, nccl;
   std::size_t k = 0;
   for (int n : counts) {
+    std::vector<std::pair<double, double>> points;
     char buf[256];
     std::snprintf(buf, sizeof buf, "# %s on %d GPUs of %s (%d node%s)\n", o.op.c_str(), n, p.name.c_str(),
                   n / p.node.gpus, n / p.node.gpus == 1 ? "" : "s");
@@ -159,6 +218,7 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
       std::snprintf(buf, sizeof buf, " %14.0f %13.0f %-14s %12.2f %12.2f %12.2f\n", s, std::floor(s / 4),
                     j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
       table << buf;
+      points.emplace_back(t, busbw);
       rows.push_back({{"op", o.op},
                       {"gpus", n},
                       {"bytes", s},
@@ -167,8 +227,9 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
                       {"algbw_GBps", algbw},
                       {"busbw_GBps", busbw}});
     }
+    nccl << nccl_tests_block(o.op, n, p.name, sizes, points);
   }
-  std::cout << (o.json ? rows.dump(2) + "\n" : table.str());
+  std::cout << (o.json ? rows.dump(2) + "\n" : o.format == "nccl-tests" ? nccl.str() : table.str());
   return 0;
 }
 
@@ -181,6 +242,7 @@ int collective_command(const CollectiveOptions& o)
   }
   if (o.jobs != 0)
     int_argument(o.jobs, "--jobs", 1, 4096);
+  choice_argument(o.format, {"table", "nccl-tests"}, "--format", "output format");
   const auto& ops = coll_op_names();
   auto op_it = std::find(ops.begin(), ops.end(), o.op);
   if (op_it == ops.end())
@@ -237,6 +299,8 @@ void add_collective_command(CLI::App& app, Action& action)
   cmd->add_option("--algo", opt->algo, "auto (NCCL-like choice), or NAME[/PROTOCOL]: see --list-algorithms");
   cmd->add_flag("--list-algorithms", opt->list, "list the collective algorithms and what each runs");
   cmd->add_flag("--json", opt->json, "print JSON rows");
+  cmd->add_option("--format", opt->format,
+                  "table (default: with the algorithm per row) | nccl-tests (nccl-tests' own columns and footer)");
   cmd->add_option("--jobs", opt->jobs, "parallel simulations (default: all cores)");
   cmd->add_option("--faults", opt->faults,
                   "YAML file with the links: of an experiment's faults: section (degraded or failed links)");

@@ -106,14 +106,6 @@ std::string flag_of(const std::string& key)
   return f;
 }
 
-std::string choice_argument(const std::string& value, const std::vector<std::string>& valid, const std::string& flag,
-                            const std::string& what)
-{
-  if (std::find(valid.begin(), valid.end(), value) == valid.end())
-    throw ConfigError(command_line(flag), unknown_name(what, value, valid), join(valid));
-  return value;
-}
-
 Framework framework_argument(const std::string& value)
 {
   const auto& names = framework_names();
