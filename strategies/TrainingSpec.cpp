@@ -42,6 +42,59 @@ const char* to_string(Framework f)
   return framework_names()[static_cast<std::size_t>(f)].c_str();
 }
 
+/// The names users bring from Megatron-LM's command line (megatron/training/arguments.py, with
+/// or without the dashes) and torchtitan's job config (torchtitan/config/job_config.py), and what
+/// this schema calls each.
+std::vector<std::pair<std::string, std::string>> training_hints()
+{
+  auto megatron = [](const char* ours, const char* flag) {
+    return std::string("'") + ours + "' (Megatron-LM's --" + flag + ")";
+  };
+  auto titan = [](const char* ours, const char* field) {
+    return std::string("'") + ours + "' (torchtitan's " + field + ")";
+  };
+  return {
+      {"tensor_model_parallel_size", megatron("tp", "tensor-model-parallel-size")},
+      {"pipeline_model_parallel_size", megatron("pp", "pipeline-model-parallel-size")},
+      {"context_parallel_size", megatron("cp", "context-parallel-size")},
+      {"expert_model_parallel_size", megatron("ep", "expert-model-parallel-size")},
+      {"expert_tensor_parallel_size", megatron("etp", "expert-tensor-parallel-size")},
+      {"data_parallel_size", "'dp' (Megatron-LM derives it: GPUs / (tp x pp x cp))"},
+      {"virtual_pipeline_model_parallel_size", megatron("vpp", "virtual-pipeline-model-parallel-size")},
+      {"num_layers_per_virtual_pipeline_stage",
+       "'vpp' (Megatron-LM's --num-layers-per-virtual-pipeline-stage counts layers; vpp is layers per pipeline "
+       "rank divided by it)"},
+      {"pipeline_model_parallel_layout", megatron("pipeline_layout", "pipeline-model-parallel-layout")},
+      {"micro_batch_size", megatron("micro_batch", "micro-batch-size")},
+      {"global_batch_size", megatron("global_batch", "global-batch-size")},
+      {"recompute_granularity", megatron("recompute", "recompute-granularity")},
+      {"recompute_activations", "'recompute: selective' (Megatron-LM's --recompute-activations)"},
+      {"use_distributed_optimizer", "'zero: 1' (Megatron-LM's --use-distributed-optimizer)"},
+      {"use_flash_attn", megatron("flash_attention", "use-flash-attn")},
+      {"attention_backend", "'flash_attention' (Megatron-LM's --attention-backend: flash or fused is true)"},
+      {"bf16", "'precision: bf16' (Megatron-LM's --bf16)"},
+      {"fp16", "'precision: fp16' (Megatron-LM's --fp16)"},
+      {"fp8_format", "'precision: fp8' and 'fp8_recipe' (Megatron-LM's --fp8-format, --fp8-recipe)"},
+      {"overlap_grad_reduce", "'overlap: {grad_reduce: true}' (Megatron-LM's --overlap-grad-reduce)"},
+      {"overlap_param_gather", "'overlap: {param_gather: true}' (Megatron-LM's --overlap-param-gather)"},
+      {"tp_comm_overlap", "'overlap: {tp_comm: true}' (Megatron-LM's --tp-comm-overlap)"},
+      {"moe_token_dispatcher_type", megatron("moe_token_dispatcher", "moe-token-dispatcher-type")},
+      {"tensor_parallel_degree", titan("tp", "parallelism.tensor_parallel_degree")},
+      {"pipeline_parallel_degree", titan("pp", "parallelism.pipeline_parallel_degree")},
+      {"context_parallel_degree", titan("cp", "parallelism.context_parallel_degree")},
+      {"expert_parallel_degree", titan("ep", "parallelism.expert_parallel_degree")},
+      {"data_parallel_shard_degree", "'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: FSDP)"},
+      {"data_parallel_replicate_degree", titan("dp", "parallelism.data_parallel_replicate_degree")},
+      {"pipeline_parallel_schedule", titan("pipeline_schedule", "parallelism.pipeline_parallel_schedule")},
+      {"pipeline_parallel_microbatch_size", titan("micro_batch", "parallelism.pipeline_parallel_microbatch_size")},
+      {"local_batch_size", titan("micro_batch", "training.local_batch_size, sequences per rank and step; "
+                                                "global_batch is it x dp")},
+      {"activation_checkpoint", titan("recompute", "activation_checkpoint.mode: none | selective | full")},
+      {"mixed_precision_param", titan("precision", "training.mixed_precision_param")},
+      {"seq_len", "'seq_len' of the model section (torchtitan's training.seq_len)"},
+  };
+}
+
 const Section& training_section()
 {
   using K = KeySpec;
@@ -127,7 +180,8 @@ const Section& training_section()
                     "algorithm of every collective: auto (NCCL's tuner), or NAME[/PROTOCOL] of `clustersim schema "
                     "collective-algorithm`"),
           K::section("state_bytes", "training.state_bytes", "bytes per parameter of the model states in memory"),
-      }};
+      },
+      training_hints()};
   return s;
 }
 

@@ -67,6 +67,38 @@ TEST_CASE("D1: micro_batch*dp beyond int is a batch error, not SIGFPE, and one s
   CHECK(r.out.find("\n1,1048576,invalid,") != std::string::npos);
 }
 
+TEST_CASE("Megatron-LM's and torchtitan's names for a training key are suggested as ours, in a file, a sweep axis "
+          "and plan --fixed")
+{
+  auto f = experiment("megatron-names.yaml", "{tensor_model_parallel_size: 8}");
+  expect_error("run " + f, f + ":4:12:",
+               "unknown key 'tensor_model_parallel_size' in training; did you mean 'tp' (Megatron-LM's "
+               "--tensor-model-parallel-size)?");
+  auto dashes = experiment("megatron-dashes.yaml", "{--micro-batch-size: 2}");
+  expect_error("run " + dashes, dashes + ":4:12:",
+               "unknown key '--micro-batch-size' in training; did you mean 'micro_batch' (Megatron-LM's "
+               "--micro-batch-size)?");
+  auto vpp = experiment("megatron-vpp.yaml", "{num_layers_per_virtual_pipeline_stage: 2}");
+  expect_error("run " + vpp, vpp + ":4:12:", "did you mean 'vpp' (Megatron-LM's --num-layers-per-virtual-pipeline-stage "
+                                             "counts layers; vpp is layers per pipeline rank divided by it)?");
+  auto titan = experiment("torchtitan-names.yaml", "{data_parallel_shard_degree: 8}");
+  expect_error("run " + titan, titan + ":4:12:",
+               "did you mean 'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: FSDP)?");
+  // a plain typo still gets the nearest key
+  auto typo = experiment("typo.yaml", "{tpp: 8}");
+  expect_error("run " + typo, typo + ":4:12:", "unknown key 'tpp' in training; did you mean 'tp'?");
+  auto sweep = write_temp("megatron-axis.yaml", std::string(kSweepBase) +
+                                                    "sweep:\n  axes:\n    training.pipeline_model_parallel_size: [1, 2]\n");
+  expect_error("run " + sweep + " --out " + temp_dir() + "/o", sweep + ":7:5:",
+               "unknown axis key 'pipeline_model_parallel_size' in training; did you mean 'pp' (Megatron-LM's "
+               "--pipeline-model-parallel-size)?");
+  expect_error("plan --model gpt3-125m --platform dgx-a100-80gb --gpus 8 --global-batch 8 --fixed "
+               "tensor_parallel_degree=2",
+               "command line: --fixed:",
+               "unknown layout field 'tensor_parallel_degree'; did you mean 'tp' (torchtitan's "
+               "parallelism.tensor_parallel_degree)?");
+}
+
 TEST_CASE("D2: memory checks tp, pp and cp before dividing by them")
 {
   expect_error("memory --model gpt3-125m --gpu a100-sxm4-80gb --tp 0", "command line: --tp: 0 is out of range", "");

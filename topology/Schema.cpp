@@ -478,10 +478,10 @@ double SectionReader::quantity(const std::string& key)
 void SectionReader::finish() const
 {
   if (!over_) {
-    map_.finish_against(section_.key_names());
+    map_.finish_against(section_.key_names(), section_.hints);
     return;
   }
-  over_->finish_against(section_.key_names());
+  over_->finish_against(section_.key_names(), section_.hints);
   // the base is a platform of its own: a key of it that the override makes meaningless is not
   // the base's mistake
   YamlMap base = map_;

@@ -85,6 +85,9 @@ struct Section {
   std::string name; ///< "training", "training.overlap", "platform.node.nics"
   std::string doc;
   std::vector<KeySpec> keys;
+  /// Other tools' names for these keys (normalized: lower case, '_' for '-'), each with what to
+  /// write here instead: an unknown key among them is suggested as that.
+  std::vector<std::pair<std::string, std::string>> hints = {};
 
   const KeySpec* find(const std::string& key) const;
   /// The key; a key the table lacks is a programming error (std::logic_error).

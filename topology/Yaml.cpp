@@ -3,6 +3,7 @@
 #include "Suggest.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -250,7 +251,22 @@ void YamlMap::allow(const std::vector<std::string>& keys)
       asked_.push_back(k);
 }
 
-void YamlMap::finish_against(const std::vector<std::string>& table) const
+std::string unknown_key_message(const std::string& kind, const std::string& key, const std::vector<std::string>& table,
+                                const std::string& context, const std::vector<std::pair<std::string, std::string>>& hints)
+{
+  // another tool's spelling: "--tensor-model-parallel-size", "Tensor_Model_Parallel_Size"
+  std::string name = key.substr(std::min(key.find_first_not_of('-'), key.size()));
+  for (char& c : name)
+    c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [foreign, ours] : hints)
+    if (foreign == name)
+      return "unknown " + kind + " '" + key + "'" + (context.empty() ? "" : " in " + context) + "; did you mean " +
+             ours + "?";
+  return unknown_name(kind, key, table, context);
+}
+
+void YamlMap::finish_against(const std::vector<std::string>& table,
+                             const std::vector<std::pair<std::string, std::string>>& hints) const
 {
   for (const auto& [key, value] : entries_) {
     if (std::find(table.begin(), table.end(), key) == table.end()) {
@@ -258,7 +274,7 @@ void YamlMap::finish_against(const std::vector<std::string>& table) const
       for (auto& [k, v] : node_.entries())
         if (k.as_string() == key)
           at = k;
-      at.fail(unknown_name("key", key, table, context_), join(table));
+      at.fail(unknown_key_message("key", key, table, context_, hints), join(table));
     }
     if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) {
       // a key of the table that this document's other values make meaningless

@@ -89,7 +89,10 @@ public:
   /// Throws on the first key not in `valid` (a table's keys), and on a key of `valid` that no
   /// getter asked for: the document's other values make it meaningless (a bandwidth for a PCIe
   /// scale-up), and it would otherwise be silently ignored.
-  void finish_against(const std::vector<std::string>& valid) const;
+  /// `hints` maps another tool's name for a key, normalized (lower case, '-' as '_', no leading
+  /// dashes), to what this schema calls it: an unknown key found there is suggested as that.
+  void finish_against(const std::vector<std::string>& valid,
+                      const std::vector<std::pair<std::string, std::string>>& hints = {}) const;
 
   const YamlNode& node() const { return node_; }
   const std::string& context() const { return context_; }
@@ -100,5 +103,12 @@ private:
   std::vector<std::pair<std::string, YamlNode>> entries_;
   std::vector<std::string> asked_;
 };
+
+/// "unknown KIND 'KEY' in CONTEXT" with the nearest key of `table` suggested, or, where `hints`
+/// knows the key as another tool's name (normalized: lower case, '_' for '-', no leading
+/// dashes), what this schema calls it.
+std::string unknown_key_message(const std::string& kind, const std::string& key, const std::vector<std::string>& table,
+                                const std::string& context,
+                                const std::vector<std::pair<std::string, std::string>>& hints = {});
 
 } // namespace clustersim

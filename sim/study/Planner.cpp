@@ -256,7 +256,8 @@ std::pair<std::string, std::string> parse_fixed(const std::string& text)
     if (k.fixable)
       keys.push_back(k.key);
   if (std::find(keys.begin(), keys.end(), key) == keys.end())
-    throw ConfigError(command_line("--fixed"), unknown_name("layout field", key, keys), join(keys));
+    throw ConfigError(command_line("--fixed"), unknown_key_message("layout field", key, keys, "", table.hints),
+                      join(keys));
   const KeySpec& spec = table.at(key);
   if (auto bad = check_scalar(spec, value))
     throw ConfigError(command_line("--fixed"), key + "=" + value + ": " + bad->first, bad->second);

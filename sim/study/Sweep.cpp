@@ -69,7 +69,8 @@ const KeySpec& axis_key(const std::string& path, const YamlNode& at)
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const KeySpec* k = section->find(parts[i]);
     if (!k)
-      at.fail(unknown_name("axis key", parts[i], section->key_names(), section->name), join(section->key_names()));
+      at.fail(unknown_key_message("axis key", parts[i], section->key_names(), section->name, section->hints),
+              join(section->key_names()));
     if (i + 1 == parts.size()) {
       if (!k->axis || k->type == KeyType::section || k->type == KeyType::list)
         at.fail("axis '" + path + "' does not name a scalar of " + section->name, section->name + ".<key>");
