@@ -229,6 +229,49 @@ TEST_CASE("collective --format nccl-tests prints nccl-tests' own columns, so its
   CHECK(bad.err == "command line: --format: unknown output format 'nccl'; valid: table, nccl-tests\n");
 }
 
+TEST_CASE("counts, sizes and ratios as users type them: 1T tokens, nccl-tests' 8G, a 2:1 leaf, a 15T budget")
+{
+  auto est = [](const std::string& tokens) {
+    auto r = run_cli("estimate --model gpt3-175b --tokens " + tokens + " --platform dgx-h100 --gpus 1024 --mfu 0.45");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return r.out;
+  };
+  CHECK(est("1T") == est("1e12"));
+  auto bad = run_cli("estimate --model gpt3-175b --tokens 1X --platform dgx-h100 --gpus 1024 --mfu 0.45");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "command line: --tokens: '1X' is not a positive number; valid: a number, optionally with K, M, B "
+                   "(or G), T or P (e.g. 15T, 7B, 1e12)\n");
+  auto g = nlohmann::json::parse(
+      run_cli("collective --op all_reduce --platform dgx-h100 --gpus 8 --sizes 8G --json").out);
+  CHECK(g[0]["bytes"].get<double>() == doctest::Approx(8.0 * (1 << 30)));
+  // a platform's 2:1 is its 2; an experiment's budget of 15T tokens is 1.5e13
+  std::string platform = read_file(source_path("platforms/dgx-h100-fattree-2to1.yaml"));
+  const auto at = platform.find("oversubscription: 2");
+  REQUIRE(at != std::string::npos);
+  std::string colon = platform;
+  colon.replace(at, 19, "oversubscription: 2:1");
+  const std::string dir = temp_dir();
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"a.yaml", platform}, {"b.yaml", colon}}) {
+    std::FILE* f = std::fopen((dir + "/" + name).c_str(), "w");
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  auto show = [&](const std::string& name) {
+    return nlohmann::json::parse(run_cli("platform show " + dir + "/" + name + " --gpus 1024 --json").out);
+  };
+  CHECK(show("b.yaml")["oversubscription"] == show("a.yaml")["oversubscription"]);
+  auto e = write_temp("budget.yaml", "model: llama2-7b\ncluster: {platform: dgx-h100, gpus: 8}\n"
+                                     "training: {tp: 8, micro_batch: 1, global_batch: 8}\nbudget: {tokens: 15T}\n");
+  auto r = run_cli("run " + e + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(nlohmann::json::parse(r.out)["budget_tokens"].get<double>() == doctest::Approx(15e12));
+  auto typo = write_temp("budget-bad.yaml", "model: llama2-7b\ncluster: {platform: dgx-h100, gpus: 8}\n"
+                                            "training: {tp: 8}\nbudget: {tokens: 15TB}\n");
+  auto t = run_cli("run " + typo);
+  CHECK(t.exit_code == 2);
+  CHECK(t.err.find(":4:18: '15TB' is not a number of tokens; valid: a number, optionally with K") != std::string::npos);
+}
+
 TEST_CASE("command-line usage errors exit 2, help and version exit 0")
 {
   CHECK(run_cli("--version").exit_code == 0);
@@ -366,7 +409,8 @@ TEST_CASE("memory and estimate reject bad arguments with exit 2")
   auto layout = run_cli("memory --model llama2-7b --gpu b200 --gpus 8 --tp 3");
   CHECK(layout.exit_code == 2);
   auto params = run_cli("estimate --params seven --gpu b200");
-  CHECK(params.err == "command line: --params: 'seven' is not a positive number; valid: e.g. 7e9\n");
+  CHECK(params.err == "command line: --params: 'seven' is not a positive number; valid: a number, optionally with K, M, "
+                      "B (or G), T or P (e.g. 15T, 7B, 1e12)\n");
   auto states = run_cli("memory --params 7e9 --gpu b200 --state-bytes 2,2");
   CHECK(states.exit_code == 2);
 }

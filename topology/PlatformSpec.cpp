@@ -168,7 +168,8 @@ const Section& fabric_section()
           K::integer("radix", 64, 2, 4096, "ports per switch"),
           K::number("oversubscription", 1.0, 1.0 / 64, 64.0,
                     "leaf down-links : up-links in ports (2: 2:1; below 1, more up- than down-links: 0.142857 "
-                    "for 1:7); with link_bandwidth above the NICs' the bandwidth ratio is lower"),
+                    "for 1:7); with link_bandwidth above the NICs' the bandwidth ratio is lower")
+              .counts("ratio"),
           K::integer("levels", 0, 0, 3, "switch tiers (0: the fewest that fit)"),
           K::quantity_of("switch_latency", Quantity::time, "", 0, 1e-3, "per switch traversal").must(),
           K::quantity_of("link_bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "switch-to-switch cable")

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 namespace clustersim {
@@ -425,7 +426,31 @@ std::optional<long long> SectionReader::integer_if(const std::string& key)
 double SectionReader::number(const std::string& key)
 {
   const KeySpec& k = spec(key);
-  return value_or_default(key).as_number(k.min, k.max);
+  YamlNode n = value_or_default(key);
+  if ((k.unit == "tokens" || k.unit == "parameters") && n.is_scalar()) { // "15T" tokens, "7B" parameters
+    if (auto v = parse_count(n.as_string())) {
+      std::ostringstream range;
+      range << "a number of " << k.unit << " from " << k.min << " to " << k.max << " (K, M, B, T, P multiply)";
+      if (*v < k.min || *v > k.max)
+        n.fail(n.as_string() + " is out of range", range.str());
+      return *v;
+    }
+    n.fail("'" + n.as_string() + "' is not a number of " + k.unit, valid_count());
+  }
+  if (k.unit == "ratio" && n.is_scalar() && n.as_string().find(':') != std::string::npos) { // "2:1", "1:7"
+    const std::string t = n.as_string();
+    const std::size_t colon = t.find(':');
+    const std::optional<double> a = parse_count(t.substr(0, colon)), b = parse_count(t.substr(colon + 1));
+    std::ostringstream range;
+    range << "a ratio A:B or a number, from " << k.min << " to " << k.max;
+    if (!a || !b || !(*b > 0))
+      n.fail("'" + t + "' is not a ratio", range.str());
+    const double v = *a / *b;
+    if (v < k.min || v > k.max)
+      n.fail(t + " is out of range", range.str());
+    return v;
+  }
+  return n.as_number(k.min, k.max);
 }
 
 bool SectionReader::boolean(const std::string& key)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -19,13 +20,18 @@ const std::vector<Suffix>& suffixes(Quantity kind)
 {
   static const std::vector<Suffix> bytes{
       {"B", 1},     {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},
-      {"PB", 1e15}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+      {"PB", 1e15}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      // nccl-tests' -b/-e sizes: binary, one letter, either case (NVIDIA/nccl-tests@a0b82b2260
+      // src/common.cu:226-250, parsesize)
+      {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}, {"k", 1024.0}, {"m", 1048576.0}, {"g", 1073741824.0}};
   static const std::vector<Suffix> bandwidth{
       {"Bps", 1},     {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},     {"TBps", 1e12},
       {"B/s", 1},     {"KB/s", 1e3},     {"MB/s", 1e6},     {"GB/s", 1e9},     {"TB/s", 1e12},
       {"bps", 0.125}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
-      {"b/s", 0.125}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}};
-  static const std::vector<Suffix> time{{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60}, {"h", 3600}};
+      {"b/s", 0.125}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
+      {"bit/s", 0.125}, {"Kbit/s", 1e3 / 8}, {"Mbit/s", 1e6 / 8}, {"Gbit/s", 1e9 / 8}, {"Tbit/s", 1e12 / 8}};
+  static const std::vector<Suffix> time{{"s", 1},    {"ms", 1e-3}, {"us", 1e-6},
+                                        {"ns", 1e-9}, {"min", 60},  {"h", 3600}, {"d", 86400}};
   static const std::vector<Suffix> flops{{"FLOPS", 1},      {"KFLOPS", 1e3},  {"MFLOPS", 1e6}, {"GFLOPS", 1e9},
                                          {"TFLOPS", 1e12},  {"PFLOPS", 1e15}, {"FLOP/s", 1},   {"GFLOP/s", 1e9},
                                          {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
@@ -139,6 +145,23 @@ double parse_quantity(const std::string& raw, Quantity kind)
     }
   }
   throw UnitError("'" + raw + "' has an unknown unit '" + suffix + "' for " + quantity_name(kind), valid_suffixes(kind));
+}
+
+std::optional<double> parse_count(const std::string& raw)
+{
+  const std::string text = trim(raw);
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  if (text.empty() || end == begin || !std::isfinite(value))
+    return std::nullopt;
+  const std::string suffix(end);
+  static const std::vector<Suffix> multipliers{{"", 1},    {"K", 1e3},  {"M", 1e6},  {"B", 1e9},
+                                               {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+  for (const auto& m : multipliers)
+    if (suffix == m.text)
+      return value * m.factor;
+  return std::nullopt;
 }
 
 double physical_limit(Quantity kind)

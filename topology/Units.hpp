@@ -5,6 +5,7 @@
 /// "1.5us", "989TFLOPS", "80GiB", "700W"); code works in SI doubles (bytes, bytes/s, seconds,
 /// FLOP/s, watts). A missing or unknown suffix is an error that lists the valid ones.
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,13 @@ private:
 /// GiB, TiB) powers of 1024. Negative values are rejected, and so is a value that is not finite
 /// or exceeds physical_limit(kind) once scaled (1e300TB).
 double parse_quantity(const std::string& text, Quantity kind);
+
+/// A count as people write them: "1e12", "15T" tokens, "7B" or "405G" parameters, "2M"; decimal
+/// multipliers K, M, B or G, T, P. nullopt when the text is not one.
+std::optional<double> parse_count(const std::string& text);
+
+/// What parse_count accepts, for a `valid:` line.
+inline const char* valid_count() { return "a number, optionally with K, M, B (or G), T or P (e.g. 15T, 7B, 1e12)"; }
 
 /// The largest value of a kind anything here can mean (an exabyte, a petabyte per second, a
 /// century, an exaFLOP/s, a gigawatt): beyond it a figure is a typo or an overflow.

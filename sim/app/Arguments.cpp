@@ -12,11 +12,10 @@ namespace clustersim {
 
 double positive_number(const std::string& text, const std::string& flag)
 {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
-    throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", "e.g. 7e9");
-  return v;
+  const std::optional<double> v = parse_count(text);
+  if (!v || !(*v > 0) || !std::isfinite(*v))
+    throw ConfigError(command_line(flag), "'" + text + "' is not a positive number", valid_count());
+  return *v;
 }
 
 long long int_argument(long long value, const std::string& flag, long long min, long long max)
