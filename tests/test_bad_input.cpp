@@ -99,6 +99,25 @@ TEST_CASE("Megatron-LM's and torchtitan's names for a training key are suggested
                "parallelism.tensor_parallel_degree)?");
 }
 
+TEST_CASE("a plot that names a column the results will not have is refused at its position before any point runs")
+{
+  auto sweep = write_temp("plot-typo.yaml", std::string(kSweepBase) +
+                                                "sweep:\n  axes:\n    training.micro_batch: [1]\nplot:\n"
+                                                "  - {kind: line, x: gpus, y: step_tme_s}\n  - {kind: bars, y: mfu, "
+                                                "labels: [modle]}\n");
+  const std::string out = temp_dir() + "/never";
+  auto r = run_cli("run " + sweep + " --out " + out);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == sweep + ":9:30: unknown column 'step_tme_s'; did you mean 'step_time_s'?; valid: " +
+                     r.err.substr(r.err.find("; valid: ") + 9));
+  CHECK(r.err.find("sweep:") == std::string::npos); // no point ran
+  CHECK(!std::filesystem::exists(out));
+  auto labels = write_temp("plot-labels.yaml", std::string(kSweepBase) +
+                                                   "sweep:\n  axes:\n    training.micro_batch: [1]\nplot:\n"
+                                                   "  - {kind: bars, y: mfu, labels: [modle]}\n");
+  expect_error("run " + labels + " --out " + out, labels + ":9:35:", "unknown column 'modle'; did you mean 'model'?");
+}
+
 TEST_CASE("D2: memory checks tp, pp and cp before dividing by them")
 {
   expect_error("memory --model gpt3-125m --gpu a100-sxm4-80gb --tp 0", "command line: --tp: 0 is out of range", "");

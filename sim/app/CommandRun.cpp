@@ -34,6 +34,7 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
   for (auto& [k, v] : doc.entries())
     if (k.as_string() == "plot")
       plots = parse_plots(v);
+  check_plot_columns(plots, sweep_columns(sweep)); // a typo costs nothing, not the whole sweep
   if (!out.empty())
     check_directory(out, "--out");
   Catalog catalog = Catalog::open();

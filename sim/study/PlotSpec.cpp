@@ -1,5 +1,9 @@
 #include "PlotSpec.hpp"
 
+#include "Suggest.hpp"
+
+#include <algorithm>
+
 namespace clustersim {
 
 const std::vector<std::string>& plot_kinds()
@@ -37,11 +41,16 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
     p.x = m.string("x");
     p.y = m.string("y");
     p.series = m.string("series");
+    for (const char* key : {"x", "y", "series"})
+      if (auto c = m.find(key))
+        p.columns.emplace_back(c->as_string(), c->where());
     p.title = m.string("title");
     p.file = m.has("file") ? m.string("file") : p.kind;
     if (auto l = m.find("labels"))
-      for (const auto& c : l->items())
+      for (const auto& c : l->items()) {
         p.labels.push_back(c.as_string());
+        p.columns.emplace_back(c.as_string(), c.where());
+      }
     p.log_y = m.boolean("log_y");
     if (p.kind == "line" && (p.x.empty() || p.y.empty()))
       item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
@@ -51,6 +60,14 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
     out.push_back(p);
   }
   return out;
+}
+
+void check_plot_columns(const std::vector<PlotSpec>& plots, const std::vector<std::string>& columns)
+{
+  for (const auto& p : plots)
+    for (const auto& [name, at] : p.columns)
+      if (std::find(columns.begin(), columns.end(), name) == columns.end())
+        throw ConfigError(at, unknown_name("column", name, columns), join(columns));
 }
 
 } // namespace clustersim

@@ -25,6 +25,9 @@ struct PlotSpec {
   std::string file;                ///< base name of the output files (default: the kind)
   std::vector<std::string> labels; ///< columns naming each bar (default: x, else the sweep axes)
   bool log_y = false;
+  /// The columns written in the spec (x, y, series, labels) and where, for checking them
+  /// against the results' columns before a sweep runs.
+  std::vector<std::pair<std::string, SourceLocation>> columns;
 };
 
 const std::vector<std::string>& plot_kinds();
@@ -32,5 +35,8 @@ const std::vector<std::string>& plot_kinds();
 const Section& plot_section();
 /// Reads a `plot:` section (a list of figure specs), with positions in errors.
 std::vector<PlotSpec> parse_plots(const YamlNode& node);
+/// Every column the specs name is one of `columns` (a sweep's results.csv header), or a
+/// FILE:LINE:COL error at the spec, before any point runs.
+void check_plot_columns(const std::vector<PlotSpec>& plots, const std::vector<std::string>& columns);
 
 } // namespace clustersim

@@ -502,6 +502,15 @@ SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog
   return out;
 }
 
+std::vector<std::string> sweep_columns(const SweepSpec& sweep)
+{
+  std::vector<std::string> out;
+  const Json row = sweep_row(sweep, point_at(sweep, 0), "", "", nullptr);
+  for (const auto& [k, v] : row.items())
+    out.push_back(k);
+  return out;
+}
+
 std::string rows_to_csv(const std::vector<Json>& rows)
 {
   std::ostringstream o;

@@ -99,6 +99,8 @@ SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog
 
 /// results.csv: one header, one line per row, columns in a fixed order.
 std::string rows_to_csv(const std::vector<Json>& rows);
+/// The columns of a sweep's results.csv, known before any point runs.
+std::vector<std::string> sweep_columns(const SweepSpec& sweep);
 /// results.json: {"experiment": NAME, "rows": [...]} — what `merge` reads back.
 std::string rows_to_json(const std::string& name, const std::vector<Json>& rows);
 /// Reads a results.json back (`merge`); every malformed part is a ConfigError in `file`.
