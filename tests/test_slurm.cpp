@@ -71,6 +71,43 @@ TEST_CASE("slurm: a dry run prints an array of shards, a merge after them and a 
   CHECK(byte.out == r.out);
 }
 
+TEST_CASE("slurm: --account, --qos and --sbatch-arg reach every script, and the options the scripts own are refused")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  auto r = run_cli("run " + exp + " --out " + out + " --slurm --array-size 2 --account proj_42 --qos high "
+                   "--sbatch-arg=--mem=16G --sbatch-arg=--exclusive --dry-run");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(!exists(out));
+  for (const char* line : {"#SBATCH --account=proj_42\n", "#SBATCH --qos=high\n", "#SBATCH --mem=16G\n",
+                           "#SBATCH --exclusive\n"}) {
+    CAPTURE(line);
+    std::size_t n = 0;
+    for (auto at = r.out.find(line); at != std::string::npos; at = r.out.find(line, at + 1))
+      ++n;
+    CHECK(n == 3); // the array, the merge and the failure note
+  }
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"--account 'a b'", "command line: --account: 'a b' is not an account name; valid: letters, digits, '_', '.' "
+                          "and '-'\n"},
+      {"--qos 'x;y'", "command line: --qos: 'x;y' is not a QOS name; valid: letters, digits, '_', '.' and '-'\n"},
+      {"--sbatch-arg='--mem 16G'", "command line: --sbatch-arg: '--mem 16G' is not one sbatch option; valid: --NAME "
+                                   "or --NAME=VALUE (letters, digits and _.:,/@%+=- in the value), e.g. --mem=16G\n"},
+      {"--sbatch-arg=--array=0-9", "command line: --sbatch-arg: '--array=0-9' is an option the scripts set "
+                                   "themselves; valid: --partition, --time, --account, --qos and --cpus-per-task for "
+                                   "those; --sbatch-arg for the others (--mem, --exclusive, --constraint, ...)\n"},
+  };
+  for (const auto& [args, message] : bad) {
+    auto b = run_cli("run " + exp + " --out " + out + " --slurm --dry-run " + args);
+    CHECK_MESSAGE(b.exit_code == 2, args);
+    CHECK(b.err == message);
+    CHECK(b.out.empty());
+  }
+  auto plain = run_cli("run " + exp + " --out " + out + " --qos high");
+  CHECK(plain.exit_code == 2);
+  CHECK(plain.err == "command line: --qos: --qos applies to --slurm submissions; valid: --slurm --out DIR --qos ...\n");
+}
+
 TEST_CASE("slurm: bad flags exit 2 with one line and nothing written")
 {
   std::string exp = write_temp("sweep.yaml", kSweep);

@@ -94,6 +94,9 @@ void check_slurm_flags(const Options& o)
   const char* only_slurm = o.s.array_size_given ? "--array-size"
                            : !o.s.partition.empty() ? "--partition"
                            : !o.s.time.empty()      ? "--time"
+                           : !o.s.account.empty()   ? "--account"
+                           : !o.s.qos.empty()       ? "--qos"
+                           : !o.s.sbatch_args.empty() ? "--sbatch-arg"
                            : o.s.cpus_per_task != 1 ? "--cpus-per-task"
                            : o.s.dry_run            ? "--dry-run"
                            : o.s.wait               ? "--wait"
@@ -143,6 +146,11 @@ void add_run_command(CLI::App& app, Action& action)
   auto* array = cmd->add_option("--array-size", opt->s.array_size, "--slurm: shards (default: min(points, 100))");
   cmd->add_option("--partition", opt->s.partition, "--slurm: the Slurm partition");
   cmd->add_option("--time", opt->s.time, "--slurm: time limit per task (Slurm's format, e.g. 2:00:00)");
+  cmd->add_option("--account", opt->s.account, "--slurm: the Slurm account to charge");
+  cmd->add_option("--qos", opt->s.qos, "--slurm: the Slurm quality of service");
+  cmd->add_option("--sbatch-arg", opt->s.sbatch_args,
+                  "--slurm: one more sbatch option for every script, e.g. --sbatch-arg=--mem=16G (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--cpus-per-task", opt->s.cpus_per_task, "--slurm: CPUs per task, the sweep's --jobs in each");
   cmd->add_flag("--dry-run", opt->s.dry_run, "--slurm: print the scripts and sbatch commands; submit nothing");
   cmd->add_flag("--wait", opt->s.wait, "--slurm: wait for the jobs; exit 1 naming the shards that failed");

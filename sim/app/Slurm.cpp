@@ -14,6 +14,7 @@
 #include <iostream>
 #include <limits>
 #include <regex>
+#include <tuple>
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -184,9 +185,26 @@ void check_flags(const SlurmOptions& o)
     throw ConfigError(command_line("--time"), "'" + o.time + "' is not a Slurm time limit",
                       "MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS");
   static const std::regex name("[A-Za-z0-9_.-]+");
-  if (!o.partition.empty() && !std::regex_match(o.partition, name))
-    throw ConfigError(command_line("--partition"), "'" + o.partition + "' is not a partition name",
-                      "letters, digits, '_', '.' and '-'");
+  for (const auto& [flag, value, what] : {std::tuple<const char*, const std::string&, const char*>{
+                                              "--partition", o.partition, "a partition name"},
+                                          {"--account", o.account, "an account name"},
+                                          {"--qos", o.qos, "a QOS name"}})
+    if (!value.empty() && !std::regex_match(value, name))
+      throw ConfigError(command_line(flag), "'" + value + "' is not " + what, "letters, digits, '_', '.' and '-'");
+  // one sbatch option per line, written as sbatch reads it; not the ones the scripts set themselves
+  static const std::regex option("--[A-Za-z][A-Za-z0-9-]*(=[A-Za-z0-9_.:,/@%+=-]+)?");
+  static const std::vector<std::string> ours{"array", "job-name", "chdir", "output", "ntasks", "cpus-per-task",
+                                              "dependency", "parsable", "partition", "time", "account", "qos"};
+  for (const auto& a : o.sbatch_args) {
+    if (!std::regex_match(a, option))
+      throw ConfigError(command_line("--sbatch-arg"), "'" + a + "' is not one sbatch option",
+                        "--NAME or --NAME=VALUE (letters, digits and _.:,/@%+=- in the value), e.g. --mem=16G");
+    const std::string key = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+    if (std::find(ours.begin(), ours.end(), key) != ours.end())
+      throw ConfigError(command_line("--sbatch-arg"), "'" + a + "' is an option the scripts set themselves",
+                        "--partition, --time, --account, --qos and --cpus-per-task for those; --sbatch-arg for "
+                        "the others (--mem, --exclusive, --constraint, ...)");
+  }
 }
 
 /// The partition is one Slurm knows (sinfo lists them).
@@ -297,6 +315,12 @@ std::string header(const Plan& p, const SlurmOptions& o, const std::string& job,
     s += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.time.empty())
     s += "#SBATCH --time=" + o.time + "\n";
+  if (!o.account.empty())
+    s += "#SBATCH --account=" + o.account + "\n";
+  if (!o.qos.empty())
+    s += "#SBATCH --qos=" + o.qos + "\n";
+  for (const auto& a : o.sbatch_args)
+    s += "#SBATCH " + a + "\n";
   return s;
 }
 

@@ -23,6 +23,9 @@ struct SlurmOptions {
   int array_size = 0;       ///< shards (when given; else the manifest's, else min(points, 100))
   bool array_size_given = false;
   std::string partition;    ///< empty: the cluster's default
+  std::string account;      ///< --account: empty: the user's default
+  std::string qos;          ///< --qos: empty: the partition's default
+  std::vector<std::string> sbatch_args; ///< further #SBATCH lines as written ("--mem=8G", "--exclusive")
   std::string time;         ///< Slurm time limit per task; empty: the partition's
   int cpus_per_task = 1;    ///< also the sweep's --jobs inside a task
   bool dry_run = false;
