@@ -183,7 +183,7 @@ const Section& model_section()
       {
           K::string("name", "", "what reports call it").computed("the preset's name, or the file's"),
           K::string("preset", "", "a preset of strategies/models to start from (its keys can be overridden)"),
-          K::string("hf_config", "", "a Hugging Face config.json to start from, relative to this file"),
+          K::string("hf_config", "", "a Hugging Face config.json to start from, relative to this file (with seq_len: its max_position_embeddings is the longest context, not the training length)"),
           K::integer("layers", 0, 1, 100000, "transformer layers").computed("from the preset, else required"),
           K::integer("hidden", 0, 1, 1 << 20, "hidden size").computed("from the preset, else required"),
           K::integer("heads", 0, 1, 1 << 16, "attention heads").computed("from the preset, else required"),
@@ -564,10 +564,18 @@ ModelSpec parse_hf_config(const YamlNode& root)
         ->fail("hidden size " + std::to_string(m.hidden) + " gives a default MLP width 4 * hidden beyond " +
                    model_section().at("ffn_hidden").valid(),
                "a config.json with intermediate_size, or a smaller hidden_size");
-  if (const YamlNode* n = get({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}))
-    m.seq_len = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("seq_len").max)));
-  else
+  bool length_found = false;
+  for (const char* key : {"max_position_embeddings", "n_positions", "n_ctx", "seq_length"})
+    if (const YamlNode* n = get({key}); n && !length_found) {
+      m.seq_len = static_cast<int>(n->as_int(1, static_cast<long long>(model_section().at("seq_len").max)));
+      m.seq_len_from_config = std::string(key) + " " + std::to_string(m.seq_len) +
+                              ": the longest context the model supports, not the length it trains at";
+      length_found = true;
+    }
+  if (!length_found) {
     m.seq_len = 2048;
+    m.seq_len_from_config = "no sequence length";
+  }
   const YamlNode* act_node = get({"hidden_act", "hidden_activation", "activation_function"});
   const std::string act = act_node ? act_node->as_string() : "gelu";
   // Gemma's MLP is GeGLU: gate, up and down projections, the three matrices of a SwiGLU MLP
@@ -612,6 +620,9 @@ ModelSpec parse_model(const YamlNode& node, const std::string& presets_dir)
       hf->fail("cannot open Hugging Face config '" + hf->as_string() + "'",
                "a path to a config.json (relative to this file)");
     m = import_hf_config(path);
+    if (!map.has("seq_len"))
+      hf->fail("the config.json gives " + m.seq_len_from_config, "seq_len: LENGTH beside hf_config (e.g. seq_len: 4096)");
+    m.seq_len_from_config.clear();
   }
   read_model_fields(map, m);
   map.finish();

@@ -26,6 +26,10 @@ struct ModelSpec {
   int ffn_hidden = 0; ///< per expert for MoE
   int vocab = 0;
   int seq_len = 0;
+  /// What a Hugging Face config said of seq_len when it set it ("max_position_embeddings 131072:
+  /// the longest context ..."): not the length the model trains at, so a caller asks for that;
+  /// empty when the user or a preset gave it.
+  std::string seq_len_from_config;
   MlpKind mlp = MlpKind::gelu;
   NormKind norm = NormKind::layernorm;
   PositionKind position = PositionKind::learned;

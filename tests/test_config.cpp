@@ -12,6 +12,7 @@
 
 using namespace clustersim;
 using clustersim::test::catalog;
+using clustersim::test::run_cli;
 using clustersim::test::write_temp;
 
 namespace {
@@ -357,4 +358,37 @@ TEST_CASE("an experiment can import its model from a config.json next to it")
                                       "training: {dp: 8}\n";
   CHECK_THROWS_WITH_AS(load_experiment(dir + "/bad.yaml", catalog()),
                        doctest::Contains("bad.yaml:1:20: cannot open Hugging Face config 'missing.json'"), ConfigError);
+}
+
+TEST_CASE("a config.json's max_position_embeddings is not taken as the training length: the experiment and the "
+          "commands ask for one")
+{
+  std::string dir = clustersim::test::temp_dir();
+  std::ofstream(dir + "/config.json") << R"({"model_type": "qwen2", "hidden_size": 3584, "num_hidden_layers": 28,
+    "num_attention_heads": 28, "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6})";
+  CHECK(import_hf_config(dir + "/config.json").seq_len_from_config ==
+        "max_position_embeddings 131072: the longest context the model supports, not the length it trains at");
+  std::ofstream(dir + "/exp.yaml") << "model: {hf_config: config.json}\n"
+                                      "cluster: {platform: dgx-h100, gpus: 8}\ntraining: {tp: 8}\n";
+  auto r = run_cli("run " + dir + "/exp.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == dir + "/exp.yaml:1:20: the config.json gives max_position_embeddings 131072: the "
+                       "longest context the model supports, not the length it trains at; valid: seq_len: LENGTH "
+                       "beside hf_config (e.g. seq_len: 4096)\n");
+  auto m = run_cli("memory --model " + dir + "/config.json --gpu h100-sxm5-80gb --tp 4 --gpus 8");
+  CHECK(m.exit_code == 2);
+  CHECK(m.err == "command line: --model: the config.json gives max_position_embeddings 131072: the "
+                 "longest context the model supports, not the length it trains at; valid: --seq LENGTH (e.g. --seq "
+                 "4096)\n");
+  auto ok = run_cli("memory --model " + dir + "/config.json --gpu h100-sxm5-80gb --tp 4 --gpus 8 --seq 4096 --json");
+  REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  CHECK(ok.out.find("\"fits\": true") != std::string::npos);
+  auto plan = run_cli("plan --model " + dir + "/config.json --platform dgx-h100 --gpus 8 --global-batch 8");
+  CHECK(plan.exit_code == 2);
+  CHECK(plan.err.find("valid: --seq LENGTH") != std::string::npos);
+  auto est = run_cli("estimate --model " + dir + "/config.json --tokens 1T --platform dgx-h100 --gpus 8 --mfu 0.4");
+  CHECK(est.exit_code == 2);
+  CHECK(est.err.find("valid: a model file with hf_config and seq_len") != std::string::npos);
 }

@@ -85,4 +85,10 @@ std::string choice_argument(const std::string& value, const std::vector<std::str
   return value;
 }
 
+void require_training_length(const ModelSpec& m, bool seq_given, const std::string& valid)
+{
+  if (!seq_given && !m.seq_len_from_config.empty())
+    throw ConfigError(command_line("--model"), "the config.json gives " + m.seq_len_from_config, valid);
+}
+
 } // namespace clustersim

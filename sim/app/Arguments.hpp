@@ -24,6 +24,9 @@ double number_argument(double value, const std::string& flag, double min, double
 constexpr long long kMaxGpus = 1 << 22;
 /// A model from a preset name, a model YAML or a Hugging Face config.json.
 ModelSpec model_argument(const Catalog& c, const std::string& arg);
+/// A model imported from a Hugging Face config.json carries its longest context, not a training
+/// length: without `--seq` (seq_given false) that is an error asking for it.
+void require_training_length(const ModelSpec& m, bool seq_given, const std::string& valid);
 /// The GPU from --gpu, else from --platform.
 GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform);
 /// --precision (default: bf16 where the GPU has it, else fp16).

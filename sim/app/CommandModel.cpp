@@ -203,6 +203,7 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
   if (mo.model.empty())
     throw ConfigError(command_line("--model"), "no model given", "--model NAME|FILE or --params N");
   ModelSpec m = model_argument(c, mo.model);
+  require_training_length(m, mo.seq_given, "--seq LENGTH (e.g. --seq 4096)");
   if (mo.seq_given)
     m.seq_len = mo.seq;
   TrainingSpec t = memory_layout(mo, m, gpu, sb);
@@ -326,6 +327,9 @@ int estimate(const EstOptions& eo)
     basis = "6 N D";
   } else if (!eo.model.empty()) {
     ModelSpec m = model_argument(c, eo.model);
+    require_training_length(m, false,
+                            "a model file with hf_config and seq_len (model: {hf_config: config.json, seq_len: "
+                            "4096}), or --params N");
     TrainingSpec t;
     t.global_batch = 1;
     t.frameworks = c.frameworks();

@@ -268,6 +268,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   apply_fixed_to_base(r);
   r.tokens = positive_number(o.tokens, "--tokens");
   r.model = model_argument(catalog, o.model);
+  require_training_length(r.model, o.seq_given, "--seq LENGTH (e.g. --seq 4096)");
   if (o.seq_given)
     r.model.seq_len = o.seq;
   r.platform = catalog.platform(o.platform, command_line("--platform"));
