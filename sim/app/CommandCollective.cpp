@@ -105,8 +105,16 @@ std::string nccl_float(double value, int width)
 /// the header at 756-760, the row at 457 and 508, the footer at 777-779): float elements, the
 /// out-of-place and in-place columns (the simulator times one collective: both the same), no
 /// wrong elements, and the average bus bandwidth, so that parsers of nccl-tests' output read it.
-std::string nccl_tests_block(const std::string& op, int gpus, const std::string& platform, const std::vector<double>& sizes,
-                             const std::vector<std::pair<double, double>>& time_busbw)
+/// One timed point of a sweep over sizes: what every output format prints.
+struct TimedPoint {
+  double bytes = 0;
+  double seconds = 0;
+  double algbw = 0; ///< GB/s
+  double busbw = 0; ///< GB/s, nccl-tests' bus factor applied
+};
+
+std::string nccl_tests_block(const std::string& op, int gpus, const std::string& platform,
+                             const std::vector<TimedPoint>& points)
 {
   std::ostringstream o;
   char b[512];
@@ -123,25 +131,23 @@ std::string nccl_tests_block(const std::string& op, int gpus, const std::string&
                 "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
   o << b;
   double sum = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double t = time_busbw[i].first, busbw = time_busbw[i].second;
-    const double algbw = sizes[i] / t / 1e9;
+  for (const TimedPoint& pt : points) {
     char root[16];
     std::snprintf(root, sizeof root, "%6i", rooted ? 0 : -1);
-    std::snprintf(b, sizeof b, "%12lli  %12lli  %8s  %6s  %6s", static_cast<long long>(sizes[i]),
-                  static_cast<long long>(sizes[i] / 4), "float", reduces ? "sum" : "none", root);
+    std::snprintf(b, sizeof b, "%12lli  %12lli  %8s  %6s  %6s", static_cast<long long>(pt.bytes),
+                  static_cast<long long>(pt.bytes / 4), "float", reduces ? "sum" : "none", root);
     o << b;
     for (int pass = 0; pass < 2; ++pass) {
-      std::snprintf(b, sizeof b, "  %7s  %6s  %6s  %6g", nccl_float(t * 1e6, 7).c_str(), nccl_float(algbw, 6).c_str(),
-                    nccl_float(busbw, 6).c_str(), 0.0);
+      std::snprintf(b, sizeof b, "  %7s  %6s  %6s  %6g", nccl_float(pt.seconds * 1e6, 7).c_str(),
+                    nccl_float(pt.algbw, 6).c_str(), nccl_float(pt.busbw, 6).c_str(), 0.0);
       o << b;
     }
     o << "\n";
-    sum += busbw;
+    sum += pt.busbw;
   }
   std::snprintf(b, sizeof b, "# %-20s : %d %s\n", "Out of bounds values", 0, "OK");
   o << b;
-  std::snprintf(b, sizeof b, "# %-20s : %g %s\n", "Avg bus bandwidth", sum / static_cast<double>(sizes.size()), "");
+  std::snprintf(b, sizeof b, "# %-20s : %g %s\n", "Avg bus bandwidth", sum / static_cast<double>(points.size()), "");
   o << b << "#\n";
   return o.str();
 }
@@ -199,7 +205,7 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
   std::ostringstream table, nccl;
   std::size_t k = 0;
   for (int n : counts) {
-    std::vector<std::pair<double, double>> points;
+    std::vector<TimedPoint> points;
     char buf[256];
     std::snprintf(buf, sizeof buf, "# %s on %d GPUs of %s (%d node%s)\n", o.op.c_str(), n, p.name.c_str(),
                   n / p.node.gpus, n / p.node.gpus == 1 ? "" : "s");
@@ -218,7 +224,7 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
       std::snprintf(buf, sizeof buf, " %14.0f %13.0f %-14s %12.2f %12.2f %12.2f\n", s, std::floor(s / 4),
                     j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
       table << buf;
-      points.emplace_back(t, busbw);
+      points.push_back({s, t, algbw, busbw});
       rows.push_back({{"op", o.op},
                       {"gpus", n},
                       {"bytes", s},
@@ -227,7 +233,7 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
                       {"algbw_GBps", algbw},
                       {"busbw_GBps", busbw}});
     }
-    nccl << nccl_tests_block(o.op, n, p.name, sizes, points);
+    nccl << nccl_tests_block(o.op, n, p.name, points);
   }
   std::cout << (o.json ? rows.dump(2) + "\n" : o.format == "nccl-tests" ? nccl.str() : table.str());
   return 0;
