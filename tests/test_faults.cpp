@@ -154,6 +154,28 @@ TEST_CASE("faults: one spine of two down halves the bandwidth across leaves, in 
   CHECK(broken["breakdown"]["exposed_dp_s"].get<double>() > fine["breakdown"]["exposed_dp_s"].get<double>());
 }
 
+TEST_CASE("faults: a straggler node on a job smaller than its node slows the job's GPUs of that node and no others")
+{
+  // 4 of a DGX's 8 GPUs: node 0 is ranks 0-3 (this wrote past the per-rank flags)
+  const std::string four = "model: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 4}\n"
+                           "training: {tp: 2, pp: 2, dp: 1, micro_batch: 1, global_batch: 8}\n";
+  auto node = run_json(four + "faults: {stragglers: [{nodes: [0], factor: 2}]}\n");
+  auto ranks = run_json(four + "faults: {stragglers: [{ranks: [0, 1, 2, 3], factor: 2}]}\n");
+  CHECK(node["step_time_s"] == ranks["step_time_s"]);
+  CHECK(node["step_time_s"].get<double>() > run_json(four)["step_time_s"].get<double>());
+  // a node of 1024 GPUs and a job of 2 (this aborted with a corrupted heap)
+  const std::string big = "model: gpt3-1.3b\ncluster:\n  platform: {base: dgx-a100-80gb, node: {gpus: 1024}}\n"
+                          "  gpus: 2\ntraining: {tp: 2, pp: 1, dp: 1, micro_batch: 1, global_batch: 8}\n";
+  auto big_node = run_json(big + "faults: {stragglers: [{nodes: [0], factor: 2}]}\n");
+  auto big_ranks = run_json(big + "faults: {stragglers: [{ranks: [0, 1], factor: 2}]}\n");
+  CHECK(big_node["step_time_s"] == big_ranks["step_time_s"]);
+  // node 1 is not in a job that fills part of node 0
+  std::string f = write_temp("n1.yaml", four + "faults: {stragglers: [{nodes: [1], factor: 2}]}\n");
+  auto r = run_cli("run " + f);
+  CHECK(r.exit_code == 2);
+  CHECK_MESSAGE(r.err.find(f + ":4:23: node 1 is not in the job; valid: nodes 0 to 0") == 0, r.err);
+}
+
 TEST_CASE("faults: unknown ranks, switches and links, factors out of range and ambiguous entries exit 2")
 {
   struct Case {
@@ -162,7 +184,9 @@ TEST_CASE("faults: unknown ranks, switches and links, factors out of range and a
   const std::vector<Case> cases{
       {"  stragglers:\n    - {ranks: [8], factor: 2}\n", ":8:7: rank 8 is not in the job; valid: ranks 0 to 7"},
       {"  stragglers:\n    - {nodes: [1], factor: 2}\n", ":8:7: node 1 is not in the job; valid: nodes 0 to 0"},
-      {"  stragglers:\n    - {ranks: [1], factor: 0}\n", ":8:28: 0 is out of range; valid: a number from 0.001 to 1000"},
+      {"  stragglers:\n    - {ranks: [1], factor: 0}\n", ":8:28: 0 is out of range; valid: a number from 1 to 1000"},
+      // a straggler faster than its peers would run above the GPU's peak (MFU 2.56 at 0.001)
+      {"  stragglers:\n    - {ranks: [1], factor: 0.5}\n", ":8:28: 0.5 is out of range; valid: a number from 1 to 1000"},
       {"  stragglers:\n    - {ranks: [1], nodes: [0], factor: 2}\n", ":8:7: a straggler takes one of ranks, nodes or "
                                                                       "fraction; valid: "},
       {"  stragglers:\n    - {ranks: [1]}\n", ":8:7: missing key 'factor'"},

@@ -54,7 +54,9 @@ const Section& straggler_section()
           K::list("ranks", "global ranks (GPU indices) to slow"),
           K::list("nodes", "nodes whose every GPU is slowed"),
           K::number("fraction", 0, 0, 1, "a seeded random fraction of all GPUs").counts("of the GPUs"),
-          K::number("factor", 1, 1e-3, 1e3, "kernel time multiplier (2: twice as slow)").must(),
+          K::number("factor", 1, 1, 1e3,
+                    "kernel time multiplier, at least 1 (2: twice as slow); a faster GPU is another gpu:")
+              .must(),
           K::choice("on", "both", {"compute", "hbm", "both"},
                     "compute: compute-bound kernels (GEMMs, attention); hbm: memory-bound ones; both"),
       }};
@@ -314,11 +316,13 @@ std::vector<std::vector<std::uint32_t>> straggler_ranks(const FaultSpec& faults,
       ranks.push_back(static_cast<std::uint32_t>(r));
     }
     for (long long n : s.nodes) {
-      if (n * gpus_per_node >= gpus)
+      // a job smaller than a node holds only the node's first GPUs
+      const long long nodes_in_job = (gpus + gpus_per_node - 1) / gpus_per_node;
+      if (n >= nodes_in_job)
         throw ConfigError(s.where, "node " + std::to_string(n) + " is not in the job",
-                          "nodes 0 to " + std::to_string(gpus / gpus_per_node - 1));
-      for (int l = 0; l < gpus_per_node; ++l)
-        ranks.push_back(static_cast<std::uint32_t>(n * gpus_per_node + l));
+                          "nodes 0 to " + std::to_string(nodes_in_job - 1));
+      for (long long r = n * gpus_per_node; r < std::min(gpus, (n + 1) * gpus_per_node); ++r)
+        ranks.push_back(static_cast<std::uint32_t>(r));
     }
     if (s.fraction > 0)
       ranks = sample(static_cast<std::uint32_t>(gpus), std::max(1U, count_of(s.fraction, static_cast<double>(gpus))), g);

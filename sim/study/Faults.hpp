@@ -37,7 +37,7 @@ struct StragglerSpec {
   std::vector<long long> ranks;
   std::vector<long long> nodes;
   double fraction = 0; ///< of all GPUs, drawn with the faults' seed
-  double factor = 1;   ///< > 0: kernel time multiplier
+  double factor = 1;   ///< >= 1: kernel time multiplier
   std::string on = "both"; ///< compute | hbm | both
   SourceLocation where;
 };
