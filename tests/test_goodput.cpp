@@ -95,6 +95,62 @@ TEST_CASE("goodput: the Monte-Carlo is the same under a seed, changes with it, a
   CHECK(a.mc_interruptions_mean == doctest::Approx(a.unexpected).epsilon(0.05));
 }
 
+TEST_CASE("goodput: a 1 ms checkpoint interval replays whole quiet intervals as one, and the band stays on the closed form")
+{
+  // W = 1e5 s in 1e8 intervals of 1 ms, one failure every 10 h: replayed interval by interval
+  // this took minutes per trial
+  ReliabilitySpec r = one_source(1024.0 * 10);
+  r.interval_s = 1e-3;
+  r.write_bandwidth = 1e15; // delta = 1 ms
+  r.trials = 200;
+  GoodputResult g = goodput(r, small_job());
+  CHECK(g.trials == 200);
+  CHECK(g.mc_note.empty());
+  CHECK(g.mc_ettr_mean == doctest::Approx(g.ettr).epsilon(0.01));
+  CHECK(g.mc_interruptions_mean == doctest::Approx(g.unexpected).epsilon(0.1));
+  CHECK(g.mc_wall_p05 <= g.wall_s);
+  CHECK(g.mc_wall_p95 >= g.wall_s);
+  // without failures the replay is exactly the closed form: W + (intervals - 1) x delta
+  ReliabilitySpec quiet = r;
+  quiet.sources.clear();
+  quiet.trials = 20;
+  GoodputResult q = goodput(quiet, small_job());
+  CHECK(q.mc_wall_p50 == doctest::Approx(1e5 + (1e8 - 1) * 1e-3).epsilon(1e-9));
+}
+
+TEST_CASE("goodput: the Monte-Carlo's work is bounded: fewer trials past the events budget, none below the minimum, each said")
+{
+  ReliabilitySpec r = one_source(1024.0 * 10);
+  GoodputInput in = small_job();
+  // about 1.1e5 interruptions per trial: 1000 trials are past the budget
+  in.budget_tokens = 4e15;
+  r.trials = 1000;
+  GoodputResult some = goodput(r, in);
+  CHECK(some.trials_asked == 1000);
+  CHECK(some.trials >= kMonteCarloMinTrials);
+  CHECK(some.trials < 1000);
+  CHECK(some.mc_note.find(" of 1000 trials run: each takes about ") == std::to_string(some.trials).size());
+  CHECK(some.mc_ettr_mean == doctest::Approx(some.ettr).epsilon(0.01));
+  // about 1.1e8 per trial: not one trial fits
+  in.budget_tokens = 4e18;
+  GoodputResult none = goodput(r, in);
+  CHECK(none.trials == 0);
+  CHECK(none.mc_note.find("not run: a trial takes about ") == 0);
+  CHECK(none.wall_s > 0);
+  // the command says so in text, JSON and the closed form stands
+  std::string f = write_temp("g.yaml", "model: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 16}\n"
+                                       "training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 64}\n"
+                                       "reliability: {fit: {gpu: 6e7}}\n");
+  auto text = run_cli("goodput " + f + " --tokens 1e18");
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(text.out.find("  Monte-Carlo not run: a trial takes about ") != std::string::npos);
+  auto json = run_cli("goodput " + f + " --tokens 1e18 --json");
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["monte_carlo"]["trials"] == 0);
+  CHECK(j["monte_carlo"]["trials_asked"] == 1000);
+  CHECK(j["monte_carlo"]["note"].get<std::string>().find("not run") == 0);
+}
+
 TEST_CASE("goodput: finite spares make hardware interruptions wait for repairs")
 {
   ReliabilitySpec r = one_source(1024.0 * 10);

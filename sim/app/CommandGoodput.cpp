@@ -101,6 +101,8 @@ Json to_json(const GoodputResult& g, const RunMetrics& m)
                         {"gpu_hours", g.gpu_hours},
                         {"cost_usd", g.cost_usd}};
     j["monte_carlo"] = {{"trials", g.trials},
+                        {"trials_asked", g.trials_asked},
+                        {"note", g.mc_note},
                         {"seed", g.seed},
                         {"wall_s_p05", g.mc_wall_p05},
                         {"wall_s_p50", g.mc_wall_p50},
@@ -144,10 +146,13 @@ std::string format_goodput(const GoodputResult& g, const RunMetrics& m)
   s += "  closed form: " + span(g.wall_s) + " wall, ETTR " + fmt("%.3f", g.ettr) + "; " + fmt("%.0f", g.unexpected) +
        " unexpected and " + fmt("%.0f", g.planned) + " planned interruptions, lost work " + span(g.lost_s) +
        ", checkpoints " + span(g.checkpoint_total_s) + ", restarts " + span(g.restart_total_s) + "\n";
-  s += "  Monte-Carlo (" + std::to_string(g.trials) + " runs, seed " + std::to_string(g.seed) + "): wall " +
-       span(g.mc_wall_p05) + " / " + span(g.mc_wall_p50) + " / " + span(g.mc_wall_p95) + " (p5/p50/p95), ETTR " +
-       fmt("%.3f", g.mc_ettr_mean) + " [" + fmt("%.3f", g.mc_ettr_p05) + ", " + fmt("%.3f", g.mc_ettr_p95) + "], " +
-       fmt("%.0f", g.mc_interruptions_mean) + " interruptions\n";
+  if (g.trials == 0)
+    s += "  Monte-Carlo " + g.mc_note + "\n";
+  else
+    s += "  Monte-Carlo (" + std::to_string(g.trials) + " runs, seed " + std::to_string(g.seed) + "): wall " +
+         span(g.mc_wall_p05) + " / " + span(g.mc_wall_p50) + " / " + span(g.mc_wall_p95) + " (p5/p50/p95), ETTR " +
+         fmt("%.3f", g.mc_ettr_mean) + " [" + fmt("%.3f", g.mc_ettr_p05) + ", " + fmt("%.3f", g.mc_ettr_p95) + "], " +
+         fmt("%.0f", g.mc_interruptions_mean) + " interruptions" + (g.mc_note.empty() ? "" : "; " + g.mc_note) + "\n";
   s += "  " + fmt("%.3g", g.gpu_hours) + " GPU-hours" + (g.spare_nodes > 0 ? " (spares included)" : "") + ", $" +
        fmt("%.3g", g.cost_usd) + "\n";
   return s;
@@ -207,17 +212,16 @@ Json goodput_row(const YamlNode& doc, const SweepSpec& sweep, std::size_t index,
   put("checkpoint_write_s", g.write_s);
   put("checkpoint_interval_s", g.interval_s);
   // the Young/Daly optimum of this point, for interval sweeps
-  ExperimentSpec optimal = e;
-  optimal.reliability.interval_s = 0;
-  put("optimal_interval_s", goodput(optimal.reliability, input_of(e, m)).interval_s);
+  put("optimal_interval_s", goodput_optimal_interval_s(e.reliability, input_of(e, m)));
   put("work_days", g.work_s / 86400);
   put("wall_days", g.wall_s / 86400, g.progresses);
   put("ettr", g.ettr, g.progresses);
-  put("mc_wall_days_p05", g.mc_wall_p05 / 86400, g.progresses);
-  put("mc_wall_days_p95", g.mc_wall_p95 / 86400, g.progresses);
-  put("mc_ettr_mean", g.mc_ettr_mean, g.progresses);
-  put("mc_ettr_p05", g.mc_ettr_p05, g.progresses);
-  put("mc_ettr_p95", g.mc_ettr_p95, g.progresses);
+  const bool mc = g.progresses && g.trials > 0;
+  put("mc_wall_days_p05", g.mc_wall_p05 / 86400, mc);
+  put("mc_wall_days_p95", g.mc_wall_p95 / 86400, mc);
+  put("mc_ettr_mean", g.mc_ettr_mean, mc);
+  put("mc_ettr_p05", g.mc_ettr_p05, mc);
+  put("mc_ettr_p95", g.mc_ettr_p95, mc);
   put("goodput_gpu_hours", g.gpu_hours, g.progresses);
   put("goodput_cost_usd", g.cost_usd, g.progresses);
   return row;

@@ -106,6 +106,7 @@ double closed_wall(const Rates& r, double tau)
 struct Trial {
   double wall = 0;
   long long interruptions = 0;
+  bool finished = true; ///< false: given up past the events bound
 };
 
 /// One run, event by event.
@@ -124,10 +125,15 @@ public:
     next_p_ = exponential(g_, r_.planned);
     double done = 0, since = 0;
     while (done < r_.work) {
+      if (++events_ > max_events_)
+        return {t_, count_, false};
+      if (since == 0)
+        skip_quiet_intervals(done);
       const double need = std::min(tau_ - since, r_.work - done);
       const double end = t_ + need;
       if (std::min(next_u_, next_p_) < end) {
-        const double ran = std::min(next_u_, next_p_) - t_;
+        // a planned interruption that fell in a checkpoint waits for it to end
+        const double ran = std::max(0.0, std::min(next_u_, next_p_) - t_);
         done += ran;
         since += ran;
         t_ += ran;
@@ -156,10 +162,31 @@ public:
       t_ += r_.delta;
       since = 0;
     }
-    return {t_, count_};
+    return {t_, count_, true};
   }
 
+  /// The most loop passes a trial may take before it is given up (a bound on the work per trial).
+  void limit_events(double events) { max_events_ = events; }
+
 private:
+  /// Whole intervals (train tau, then write the checkpoint) that end before the next
+  /// interruption and before the last interval run as one jump: the event-by-event replay costs
+  /// per interruption, not per checkpoint (a 1 ms interval over days of training took hours).
+  /// One interval short of the interruption is left to the loop, so rounding cannot pass it.
+  void skip_quiet_intervals(double& done)
+  {
+    const double cycle = tau_ + r_.delta;
+    if (!std::isfinite(cycle) || cycle <= 0)
+      return;
+    const double quiet = (std::min(next_u_, next_p_) - t_) / cycle;
+    const double last = std::ceil((r_.work - done) / tau_) - 1; // the last interval writes no checkpoint
+    const double k = std::floor(std::min(quiet, last)) - 1;
+    if (!(k >= 1))
+      return;
+    t_ += k * cycle;
+    done += k * tau_;
+  }
+
   void unexpected()
   {
     ++count_;
@@ -236,6 +263,8 @@ private:
   double next_u_ = 0;
   double next_p_ = 0;
   long long count_ = 0;
+  double events_ = 0;
+  double max_events_ = std::numeric_limits<double>::infinity();
   std::vector<double> repairs_;
 };
 
@@ -245,19 +274,45 @@ double quantile(std::vector<double> v, double q)
   return v[static_cast<std::size_t>(std::floor(q * static_cast<double>(v.size() - 1)))];
 }
 
-void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, GoodputResult& out)
+void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, double closed_wall_s, GoodputResult& out)
 {
+  out.trials_asked = spec.trials;
+  out.seed = spec.seed;
+  // the work is bounded before it starts: a trial costs about one pass per interruption (and per
+  // restart cut short), the closed form's count; past the budget fewer trials run, and past
+  // kMonteCarloMinTrials none, each saying so
+  const double per_trial = 2 + 2 * (r.lambda + r.planned) * closed_wall_s;
+  const double fit = std::floor(kMonteCarloEvents / per_trial);
+  const long long trials = static_cast<long long>(std::min(static_cast<double>(spec.trials), fit));
+  if (trials < std::min<long long>(spec.trials, kMonteCarloMinTrials)) {
+    out.mc_note = "not run: a trial takes about " + std::to_string(static_cast<long long>(per_trial)) +
+                  " events, past the bound of " + std::to_string(static_cast<long long>(kMonteCarloEvents)) +
+                  " for " + std::to_string(kMonteCarloMinTrials) + " trials; the closed form stands";
+    return;
+  }
+  if (trials < spec.trials)
+    out.mc_note = std::to_string(trials) + " of " + std::to_string(spec.trials) + " trials run: each takes about " +
+                  std::to_string(static_cast<long long>(per_trial)) + " events, bounded at " +
+                  std::to_string(static_cast<long long>(kMonteCarloEvents)) + " in all";
   std::mt19937_64 g(static_cast<std::uint64_t>(spec.seed));
   std::vector<double> walls, ettrs;
   double interruptions = 0;
-  for (long long i = 0; i < spec.trials; ++i) {
-    Trial t = Replay(spec, r, tau, g).run();
+  for (long long i = 0; i < trials; ++i) {
+    Replay replay(spec, r, tau, g);
+    // a trial that runs 50 times the closed form's interruptions is not converging to it
+    replay.limit_events(std::max(1e4, 50 * per_trial));
+    Trial t = replay.run();
+    if (!t.finished) {
+      out.mc_note = "not run: trial " + std::to_string(i + 1) + " passed " +
+                    std::to_string(static_cast<long long>(std::max(1e4, 50 * per_trial))) +
+                    " events, 50 times the closed form's; interruptions outpace the work";
+      return;
+    }
     walls.push_back(t.wall);
     ettrs.push_back(r.work / t.wall);
     interruptions += static_cast<double>(t.interruptions);
   }
-  out.trials = spec.trials;
-  out.seed = spec.seed;
+  out.trials = trials;
   out.mc_wall_p05 = quantile(walls, 0.05);
   out.mc_wall_p50 = quantile(walls, 0.5);
   out.mc_wall_p95 = quantile(walls, 0.95);
@@ -267,7 +322,7 @@ void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, Goodpu
   out.mc_ettr_mean = sum / static_cast<double>(ettrs.size());
   out.mc_ettr_p05 = quantile(ettrs, 0.05);
   out.mc_ettr_p95 = quantile(ettrs, 0.95);
-  out.mc_interruptions_mean = interruptions / static_cast<double>(spec.trials);
+  out.mc_interruptions_mean = interruptions / static_cast<double>(trials);
 }
 
 } // namespace
@@ -277,6 +332,11 @@ double goodput_wall_s(const ReliabilitySpec& spec, const GoodputInput& in, doubl
   const Rates r = rates_of(spec, in, nullptr);
   const double tau = interval_s > 0 ? interval_s : spec.interval_s > 0 ? spec.interval_s : daly_interval(r);
   return closed_wall(r, tau);
+}
+
+double goodput_optimal_interval_s(const ReliabilitySpec& spec, const GoodputInput& in)
+{
+  return daly_interval(rates_of(spec, in, nullptr));
 }
 
 GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in)
@@ -314,7 +374,7 @@ GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in)
   const double spares = spec.spare_nodes > 0 ? static_cast<double>(spec.spare_nodes) * in.gpus_per_node : 0;
   out.gpu_hours = (static_cast<double>(in.gpus) + spares) * out.wall_s / 3600.0;
   out.cost_usd = out.gpu_hours * in.usd_per_gpu_hour;
-  monte_carlo(spec, r, tau, out);
+  monte_carlo(spec, r, tau, out.wall_s, out);
   return out;
 }
 

@@ -15,7 +15,10 @@
 /// and tau defaults to Daly's optimum sqrt(2 delta M) - delta, M = 1 / lambda (Young 1974,
 /// Daly 2006). The Monte-Carlo replays the run event by event (failures during checkpoints and
 /// restarts included, spares taken and returned after the repair time) for `trials` runs from a
-/// seeded generator: the same seed gives the same band.
+/// seeded generator: the same seed gives the same band. Its work is bounded: whole checkpoint
+/// intervals between interruptions are one jump, and at most kMonteCarloEvents interruptions are
+/// replayed over all trials (fewer trials run past that, none below kMonteCarloMinTrials, and
+/// the result says so).
 
 #include "Reliability.hpp"
 
@@ -23,6 +26,11 @@
 #include <vector>
 
 namespace clustersim {
+
+/// The interruptions replayed over all of a Monte-Carlo's trials (about 2 s of CPU).
+inline constexpr double kMonteCarloEvents = 5e7;
+/// Fewer trials than this give no band worth printing; the closed form stands alone.
+inline constexpr long long kMonteCarloMinTrials = 20;
 
 struct GoodputInput {
   double step_s = 0;
@@ -74,7 +82,9 @@ struct GoodputResult {
   double gpu_hours = 0; ///< the job's GPUs and its spares, for the wall time
   double cost_usd = 0;
   // Monte-Carlo
-  long long trials = 0;
+  long long trials_asked = 0;
+  long long trials = 0; ///< run: fewer than asked past the events bound, 0 when not run
+  std::string mc_note;  ///< why fewer trials ran, or none; empty when all ran
   long long seed = 0;
   double mc_wall_p05 = 0, mc_wall_p50 = 0, mc_wall_p95 = 0;
   double mc_ettr_mean = 0, mc_ettr_p05 = 0, mc_ettr_p95 = 0;
@@ -90,5 +100,7 @@ GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in);
 /// The closed-form wall time for one checkpoint interval (<= 0: the spec's, else the Young/Daly
 /// optimum); +inf when the run cannot progress.
 double goodput_wall_s(const ReliabilitySpec& spec, const GoodputInput& in, double interval_s);
+/// The Young/Daly interval of the spec's rates (+inf without unexpected interruptions).
+double goodput_optimal_interval_s(const ReliabilitySpec& spec, const GoodputInput& in);
 
 } // namespace clustersim
