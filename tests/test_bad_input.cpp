@@ -1,7 +1,7 @@
 // Bad input gets one line `FILE:LINE:COL: what is wrong; valid: ...` (or `command line: --flag
 // ...; valid: ...`), exit 2, nothing on stdout and nothing written: one test per defect of the
-// bad-input census (D1-D20), each with its reproduction. D9 and D17 were valid inputs wrongly
-// refused; they must now run.
+// bad-input censuses (D1-D20, then D21-D44 of hostile and huge inputs), each with its
+// reproduction. D9 and D17 were valid inputs wrongly refused; they must now run.
 #include "TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
@@ -586,4 +586,27 @@ TEST_CASE("simulation.seeds: several seeds without ECMP, zero seeds, and seeds a
   expect_error("run " + f, f + ":5:", "out of range");
   const std::string s = write_temp("s3.yaml", std::string(kSweepBase) + "sweep: {axes: {simulation.seeds: [1, 2]}}\n");
   expect_error("run " + s, s + ":5:", "simulation.seeds");
+}
+
+TEST_CASE("D23: a mapping of 200,000 keys is read in one pass: its duplicate and its unknown key are found where written")
+{
+  std::string keys;
+  for (int i = 0; i < 200000; ++i)
+    keys += "  k" + std::to_string(i) + ": 1\n";
+  // the duplicate is the last key (the check compared each key with every earlier one)
+  std::string d = write_temp("d23.yaml", "name: x\nmodel: gpt3-125m\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                         "training:\n" + keys + "  k0: 2\n");
+  expect_error("run " + d, d + ":200005:3:", "duplicate key 'k0' in training");
+  std::string u = write_temp("d23u.yaml", "name: x\nmodel: gpt3-125m\ncluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                          "training:\n  dp: 8\n" + keys);
+  expect_error("run " + u, u + ":6:3:", "unknown key 'k0' in training");
+}
+
+TEST_CASE("D44: an input is read up to its limit and no further: /dev/zero and a file over 4 MiB are refused naming it")
+{
+  expect_error("run /dev/zero", "/dev/zero: longer than the limit of 4 MiB", "a readable YAML file of at most 4 MiB");
+  std::string big = write_temp("big.json", "{\"hidden_size\": 4096, \"pad\": \"" + std::string(5 << 20, 'x') + "\"}\n");
+  expect_error("memory --model " + big + " --gpu h100 --seq 4096", big + ": longer than the limit of 4 MiB", "4 MiB");
+  std::string exp = write_temp("big.yaml", "name: x\n# " + std::string(5 << 20, 'x') + "\n");
+  expect_error("run " + exp, exp + ": longer than the limit of 4 MiB", "4 MiB");
 }

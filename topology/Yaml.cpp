@@ -24,17 +24,30 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
   }
 }
 
-YamlNode YamlNode::load_file(const std::string& path)
+std::string read_input_file(const std::string& path, std::size_t limit, const std::string& valid)
 {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw ConfigError(SourceLocation{path, 0, 0}, "is a directory, not a file", "a readable YAML file");
+    throw ConfigError(SourceLocation{path, 0, 0}, "is a directory, not a file", valid);
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw ConfigError(SourceLocation{path, 0, 0}, "cannot open file", "a readable YAML file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return load_string(buffer.str(), path);
+    throw ConfigError(SourceLocation{path, 0, 0}, "cannot open file", valid);
+  auto mib = [](std::size_t b) { return std::to_string(b >> 20) + " MiB"; };
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit)
+      throw ConfigError(SourceLocation{path, 0, 0}, "longer than the limit of " + mib(limit) + " for this file",
+                        valid + " of at most " + mib(limit));
+  }
+  return text;
+}
+
+YamlNode YamlNode::load_file(const std::string& path)
+{
+  return load_string(read_input_file(path, kMaxConfigBytes, "a readable YAML file"), path);
 }
 
 YamlNode YamlNode::reparse() const
@@ -166,21 +179,20 @@ YamlMap::YamlMap(const YamlNode& node, std::string context) : node_(node), conte
     node.fail("'" + context_ + "' must be a mapping", "a YAML mapping of key: value");
   for (auto& [k, v] : node.entries()) {
     std::string key = k.as_string();
-    for (const auto& e : entries_)
-      if (e.first == key)
-        k.fail("duplicate key '" + key + "' in " + context_, "each key once");
+    if (!index_.emplace(key, entries_.size()).second)
+      k.fail("duplicate key '" + key + "' in " + context_, "each key once");
     entries_.emplace_back(key, v);
   }
 }
 
 std::optional<YamlNode> YamlMap::find(const std::string& key)
 {
-  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end())
+  if (asked_set_.insert(key).second)
     asked_.push_back(key);
-  for (const auto& e : entries_)
-    if (e.first == key)
-      return e.second;
-  return std::nullopt;
+  auto at = index_.find(key);
+  if (at == index_.end())
+    return std::nullopt;
+  return entries_[at->second].second;
 }
 
 bool YamlMap::has(const std::string& key)
@@ -196,7 +208,7 @@ YamlNode YamlMap::require(const std::string& key)
   // A misspelling of the required key is the likelier mistake: point at it.
   for (auto& [k, v] : node_.entries()) {
     std::string name = k.as_string();
-    if (std::find(asked_.begin(), asked_.end(), name) == asked_.end() && nearest(name, {key}) == key)
+    if (asked_set_.count(name) == 0 && nearest(name, {key}) == key)
       k.fail(unknown_name("key", name, {key}, context_), "'" + key + "' (required)");
   }
   node_.fail("missing key '" + key + "' in " + context_, "a mapping with '" + key + "'");
@@ -247,7 +259,7 @@ double YamlMap::require_quantity(const std::string& key, Quantity kind)
 void YamlMap::allow(const std::vector<std::string>& keys)
 {
   for (const auto& k : keys)
-    if (std::find(asked_.begin(), asked_.end(), k) == asked_.end())
+    if (asked_set_.insert(k).second)
       asked_.push_back(k);
 }
 
@@ -276,7 +288,7 @@ void YamlMap::finish_against(const std::vector<std::string>& table,
           at = k;
       at.fail(unknown_key_message("key", key, table, context_, hints), join(table));
     }
-    if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) {
+    if (asked_set_.count(key) == 0) {
       // a key of the table that this document's other values make meaningless
       // (bandwidth for a pcie scale-up, say): say so rather than ignore it
       std::vector<std::string> used = asked_;
@@ -291,7 +303,7 @@ void YamlMap::finish_against(const std::vector<std::string>& table,
 void YamlMap::finish() const
 {
   for (const auto& [key, value] : entries_) {
-    if (std::find(asked_.begin(), asked_.end(), key) != asked_.end())
+    if (asked_set_.count(key) != 0)
       continue;
     // point at the key itself, which is where the value's mapping entry starts
     std::vector<std::string> valid = asked_;

@@ -11,11 +11,26 @@
 
 #include <memory>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace clustersim {
+
+/// The most bytes a configuration (experiment, platform, model, catalog, Hugging Face config,
+/// validation set) may have: yaml-cpp holds about 120 bytes per byte of a mapping, 480 MB here
+/// (2 s to parse). The largest shipped is 270 kB.
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{4} << 20;
+/// The most bytes of a results file (results.json, results.csv) read back: a sweep of the most
+/// points it may have, at about 1 kB a row.
+inline constexpr std::size_t kMaxResultsBytes = std::size_t{2} << 30;
+
+/// The text of a file read with a bound: a directory, a file that cannot be opened, and one
+/// longer than `limit` bytes (/dev/zero, a runaway generator) are ConfigErrors at FILE:0:0 that
+/// name the limit, before more than `limit` + 1 bytes are held.
+std::string read_input_file(const std::string& path, std::size_t limit, const std::string& valid);
 
 class YamlNode {
 public:
@@ -101,7 +116,9 @@ private:
   YamlNode node_;
   std::string context_;
   std::vector<std::pair<std::string, YamlNode>> entries_;
+  std::unordered_map<std::string, std::size_t> index_; ///< key -> position in entries_
   std::vector<std::string> asked_;
+  std::unordered_set<std::string> asked_set_;
 };
 
 /// "unknown KIND 'KEY' in CONTEXT" with the nearest key of `table` suggested, or, where `hints`

@@ -230,12 +230,8 @@ void add_merge_command(CLI::App& app, Action& action)
       std::vector<std::string> columns;
       for (const auto& dir : opt->dirs) {
         std::string file = dir + "/results.json";
-        std::ifstream in(file, std::ios::binary);
-        if (!in)
-          throw ConfigError(SourceLocation{file, 0, 0}, "cannot open file", "a directory written by run --out");
-        std::stringstream text;
-        text << in.rdbuf();
-        SweepResult shard = rows_from_json(text.str(), file);
+        SweepResult shard =
+            rows_from_json(read_input_file(file, kMaxResultsBytes, "a directory written by run --out"), file);
         if (!name.empty() && shard.name != name)
           throw ConfigError(SourceLocation{file, 0, 0}, "rows of experiment '" + shard.name + "', not '" + name + "'",
                             "shards of one sweep");
@@ -300,12 +296,8 @@ void add_plot_command(CLI::App& app, Action& action)
         throw ConfigError(command_line("--kind"), "a line plot needs --x and --y", "--x COLUMN --y COLUMN");
       if (opt->spec.kind == "bars" && opt->spec.y.empty())
         throw ConfigError(command_line("--kind"), "a bar plot needs --y", "--y COLUMN");
-      std::ifstream in(opt->csv, std::ios::binary);
-      if (!in)
-        throw ConfigError(SourceLocation{opt->csv, 0, 0}, "cannot open file", "a results.csv written by clustersim");
-      std::stringstream s;
-      s << in.rdbuf();
-      CsvTable t = parse_csv(s.str(), opt->csv);
+      CsvTable t =
+          parse_csv(read_input_file(opt->csv, kMaxResultsBytes, "a results.csv written by clustersim"), opt->csv);
       PlotSpec spec = opt->spec;
       if (spec.file.empty())
         spec.file = spec.kind;

@@ -250,7 +250,7 @@ bool shard_done(const Plan& p, int i)
   if (!exists(f))
     return false;
   try {
-    (void)rows_from_json(read_text(f), f);
+    (void)rows_from_json(read_input_file(f, kMaxResultsBytes, "a results.json"), f);
     return true;
   } catch (const std::exception&) {
     return false;
@@ -269,7 +269,7 @@ Plan make_plan(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions& 
   while (p.dir.size() > 1 && p.dir.back() == '/')
     p.dir.pop_back();
   p.points = sweep.points;
-  p.hash = content_hash(read_text(o.experiment));
+  p.hash = content_hash(read_input_file(o.experiment, kMaxConfigBytes, "a readable YAML file"));
   p.name = "sweep";
   for (auto& [k, v] : doc.entries())
     if (k.as_string() == "name")
@@ -278,7 +278,7 @@ Plan make_plan(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions& 
   p.name = std::regex_replace(p.name, unsafe, "_").substr(0, 64);
   const std::string manifest = slurm_dir(p) + "/manifest.json";
   if (exists(manifest)) {
-    p.manifest = Json::parse(read_text(manifest), nullptr, false);
+    p.manifest = Json::parse(read_input_file(manifest, kMaxResultsBytes, "a manifest"), nullptr, false);
     if (p.manifest.is_discarded() || !p.manifest.is_object())
       throw ConfigError(SourceLocation{manifest, 0, 0}, "not a manifest written by clustersim run --slurm",
                         "remove " + slurm_dir(p) + " or choose another --out");
