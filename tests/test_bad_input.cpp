@@ -610,3 +610,18 @@ TEST_CASE("D44: an input is read up to its limit and no further: /dev/zero and a
   std::string exp = write_temp("big.yaml", "name: x\n# " + std::string(5 << 20, 'x') + "\n");
   expect_error("run " + exp, exp + ": longer than the limit of 4 MiB", "4 MiB");
 }
+
+TEST_CASE("D24: a fabric that cannot hold the job, and a graph past its bound, are refused before the graph is built")
+{
+  // 4,194,304 A100 on radix-40 switches: the radix was checked after a 9 GB graph was built
+  expect_error("platform show dgx-a100-80gb --gpus 4194304", CLUSTERSIM_SOURCE "/platforms/dgx-a100-80gb.yaml:1:1:",
+               "leaves exceed what three levels of this radix join");
+  expect_error("plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 4194304 --seq 2048 --global-batch 4194304",
+               CLUSTERSIM_SOURCE "/platforms/dgx-a100-80gb.yaml:1:1:", "radix 40 is too small");
+  // radix 256 holds them, but not in a graph of at most 2M links (this ended in bad_alloc)
+  std::string p = write_temp("wide.yaml", "name: wide\nbase: dgx-h100\nfabric: {kind: fat-tree, radix: 256, levels: 3}\n");
+  expect_error("platform show " + p + " --gpus 4194304", p + ":1:1:",
+               "4194304 GPUs of platform 'wide' are 27787264 links, more than the 2097152");
+  auto ok = run_cli("platform show " + p + " --gpus 8192");
+  CHECK(ok.exit_code == 0);
+}

@@ -135,6 +135,7 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
 {
   const SourceLocation where{platform.file, 1, 1};
   const int per_node = platform.node.gpus;
+  const long long per_node_gpus = per_node;
   if (gpus < 1 || gpus % per_node != 0)
     throw ConfigError(where,
                       std::to_string(gpus) + " GPUs is not a multiple of the " + std::to_string(per_node) +
@@ -160,12 +161,29 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
                       "at most " + std::to_string(platform.gpus_per_domain()) + " GPUs");
 
   GraphBuilder b(cg);
+  // the fabric's radix checks and the graph's size, before the graph is built: domain 0 tells
+  // the links of a node
+  const bool fabric = cg.domains_ > 1 || platform.node.nics > 0;
+  if (fabric)
+    b.size_fabric(where);
   for (int d = 0; d < cg.domains_; ++d) {
     int first = d * dn;
     b.add_domain(d, first, std::min(dn, cg.nodes_ - first));
+    if (d == 0) {
+      const long long built = std::min(dn, cg.nodes_);
+      const long long node_links = (static_cast<long long>(boost::num_edges(cg.graph_)) / 2 + built - 1) / built;
+      const long long links = node_links * cg.nodes_ + (fabric ? b.fabric_links() : 0);
+      if (links > kMaxGraphLinks)
+        throw ConfigError(where,
+                          std::to_string(gpus) + " GPUs of platform '" + platform.name + "' are " +
+                              std::to_string(links) + " links, more than the " + std::to_string(kMaxGraphLinks) +
+                              " a cluster graph may hold",
+                          "at most about " + std::to_string(kMaxGraphLinks * gpus / links / per_node_gpus * per_node_gpus) +
+                              " GPUs of this platform");
+    }
   }
-  if (cg.domains_ > 1 || platform.node.nics > 0)
-    b.add_fabric(where);
+  if (fabric)
+    b.add_fabric();
 
   // Routing templates, on domain 0 (every domain is laid out alike).
   const Graph& g = cg.graph_;

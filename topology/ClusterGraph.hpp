@@ -72,10 +72,17 @@ struct Resource {
 /// Where two GPUs are relative to each other; decides the protocol constants of a flow.
 enum class PathClass { same_gpu, scale_up, scale_out };
 
+/// The most physical links (each two arcs) a cluster graph may hold. `platform show` of 131,072
+/// H100 on a 3-level radix-128 fat-tree is 770,048 links in 768 MB, so this bound is about 2 GB,
+/// some 350,000 DGX H100 GPUs.
+inline constexpr long long kMaxGraphLinks = 1LL << 21;
+
 class ClusterGraph {
 public:
   /// Instantiates `platform` for `gpus` GPUs. Throws ConfigError (in the platform file) when
   /// the count is not a multiple of the node size or the fabric radix cannot hold the nodes.
+  /// Builds the graph; a fabric whose radix cannot hold the job, and a graph of more than
+  /// kMaxGraphLinks links, are ConfigErrors found before it is built.
   static ClusterGraph build(const PlatformSpec& platform, int gpus);
   /// Nodes of each NVLink domain a job of `nodes` nodes takes (see build).
   static int job_domain_nodes(const PlatformSpec& platform, int nodes);

@@ -21,49 +21,103 @@ void GraphBuilder::radix_error(const SourceLocation& where, const std::string& w
   const int k = cg_.platform_.fabric.radix;
   throw ConfigError(where,
                     "fabric radix " + std::to_string(k) + " is too small for " + std::to_string(cg_.nodes_) +
-                        " nodes (" + std::to_string(nics_.size()) + " NIC ports): " + why,
+                        " nodes (" + std::to_string(shape_.endpoints) + " NIC ports): " + why,
                     "a larger radix, fewer GPUs, or more levels (at most 3)");
 }
 
-GraphBuilder::Leaves GraphBuilder::place_leaves(const SourceLocation& where)
+void GraphBuilder::size_fabric(const SourceLocation& where)
 {
   const PlatformSpec& p = cg_.platform_;
   const FabricSpec& f = p.fabric;
-  const int endpoints = static_cast<int>(nics_.size());
   const int k = f.radix;
-  Leaves l;
-  cg_.leaf_of_nic_.assign(static_cast<std::size_t>(endpoints), 0);
+  FabricShape& s = shape_;
+  s.endpoints = static_cast<long long>(cg_.nodes_) * p.node.nics;
+  if (s.endpoints == 0)
+    return;
+  s.levels = 1;
   if (f.kind == FabricKind::single_switch) {
-    if (endpoints > k)
+    if (s.endpoints > k)
       radix_error(where, "a single switch needs one port per NIC");
-    l.vertices.push_back(add_vertex(VertexKind::leaf, -1, -1, 0));
-    l.down = endpoints;
-    return l;
+    s.leaves = 1;
+    s.down = static_cast<int>(s.endpoints);
+    return;
   }
   // (1e-9: a ratio written in decimals, 0.142857142857 for 1:7, gives 8 of 64 ports, not 7)
-  l.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription) + 1e-9);
+  s.down = static_cast<int>(k * f.oversubscription / (1.0 + f.oversubscription) + 1e-9);
   // the up-links the ratio asks for (a radix-64 leaf at 2:1: 42 down, 21 up, one port unused),
   // not every port left: 42 down and 22 up would be 1.91:1
-  l.up = std::min(k - l.down, static_cast<int>(std::ceil(l.down / f.oversubscription - 1e-9)));
-  if (l.down < 1 || l.up < 1)
+  s.up = std::min(k - s.down, static_cast<int>(std::ceil(s.down / f.oversubscription - 1e-9)));
+  if (s.down < 1 || s.up < 1)
     radix_error(where, "no room for both down- and up-links");
-  int leaf_count = 0;
+  long long leaves = 0;
   if (f.kind == FabricKind::rail_optimized || f.kind == FabricKind::rail_only) {
-    const int rails = p.node.nics;
-    int group_nodes = f.rail_group_nodes > 0 ? std::min(f.rail_group_nodes, l.down) : l.down;
-    int groups = (cg_.nodes_ + group_nodes - 1) / group_nodes;
-    leaf_count = groups * rails;
-    for (int nic = 0; nic < endpoints; ++nic) {
-      int node = nic / rails;
-      int rail = nic % rails;
-      cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = (node / group_nodes) * rails + rail;
-    }
+    s.group_nodes = f.rail_group_nodes > 0 ? std::min(f.rail_group_nodes, s.down) : s.down;
+    leaves = static_cast<long long>((cg_.nodes_ + s.group_nodes - 1) / s.group_nodes) * p.node.nics;
   } else {
-    leaf_count = (endpoints + l.down - 1) / l.down;
+    leaves = (s.endpoints + s.down - 1) / s.down;
+  }
+  // more leaves than three levels of this radix can join: checked before the count is an int
+  if (leaves > static_cast<long long>(k) * k)
+    radix_error(where, std::to_string(leaves) + " leaves exceed what three levels of this radix join");
+  s.leaves = static_cast<int>(leaves);
+  if (f.kind == FabricKind::rail_only) {
+    // each rail's leaves under the rail's own spines: two levels, or one leaf per rail
+    const int per_rail = s.leaves / p.node.nics;
+    if (f.levels == 3 || (f.levels == 1 && per_rail > 1))
+      radix_error(where, "a rail-only fabric has one leaf per rail, or two levels (each rail's leaves under its own "
+                         "spines)");
+    if (per_rail > k)
+      radix_error(where, std::to_string(per_rail) + " leaves per rail exceed the " + std::to_string(k) +
+                             " ports of a rail's spine");
+    s.levels = per_rail > 1 ? 2 : 1;
+  } else if (s.leaves > 1) {
+    s.levels = f.levels > 0 ? f.levels : (s.leaves <= k ? 2 : 3);
+    if (s.levels < 2)
+      radix_error(where, "one switch cannot hold every NIC");
+    if (s.levels == 2 && s.leaves > k)
+      radix_error(where, std::to_string(s.leaves) + " leaves exceed the " + std::to_string(k) + " ports of a spine");
+  }
+  if (s.levels == 3) {
+    // pods of k/2 leaves, each with `up` aggregation switches (k/2 down, k/2 up)
+    if (s.up > k / 2)
+      radix_error(where, "leaf uplinks exceed the down ports of an aggregation switch");
+    const int pods = (s.leaves + k / 2 - 1) / (k / 2);
+    if (pods > k)
+      radix_error(where, std::to_string(pods) + " pods exceed the " + std::to_string(k) + " ports of a core switch");
+  }
+}
+
+long long GraphBuilder::fabric_links() const
+{
+  const FabricShape& s = shape_;
+  const int k = cg_.platform_.fabric.radix;
+  // NIC to leaf, leaf to the next tier (its up ports), and above pods as many again
+  long long links = s.endpoints;
+  if (s.levels >= 2)
+    links += static_cast<long long>(s.leaves) * s.up;
+  if (s.levels == 3)
+    links += static_cast<long long>((s.leaves + k / 2 - 1) / (k / 2)) * s.up * (k / 2);
+  return links;
+}
+
+GraphBuilder::Leaves GraphBuilder::place_leaves()
+{
+  const PlatformSpec& p = cg_.platform_;
+  const FabricShape& s = shape_;
+  const int endpoints = static_cast<int>(nics_.size());
+  Leaves l;
+  l.down = s.down;
+  l.up = s.up;
+  cg_.leaf_of_nic_.assign(static_cast<std::size_t>(endpoints), 0);
+  if (p.fabric.kind == FabricKind::rail_optimized || p.fabric.kind == FabricKind::rail_only) {
+    const int rails = p.node.nics;
+    for (int nic = 0; nic < endpoints; ++nic)
+      cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = (nic / rails / s.group_nodes) * rails + nic % rails;
+  } else if (p.fabric.kind != FabricKind::single_switch) {
     for (int nic = 0; nic < endpoints; ++nic)
       cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = nic / l.down;
   }
-  for (int i = 0; i < leaf_count; ++i)
+  for (int i = 0; i < s.leaves; ++i)
     l.vertices.push_back(add_vertex(VertexKind::leaf, -1, -1, i));
   return l;
 }
@@ -130,24 +184,12 @@ void GraphBuilder::add_spines(const Leaves& l)
   }
 }
 
-void GraphBuilder::check_pods(const Leaves& l, const SourceLocation& where) const
-{
-  const int k = cg_.platform_.fabric.radix;
-  // Three levels: pods of k/2 leaves, each with `up` aggregation switches (k/2 down, k/2 up).
-  if (l.up > k / 2)
-    radix_error(where, "leaf uplinks exceed the down ports of an aggregation switch");
-  const int pods = (static_cast<int>(l.vertices.size()) + k / 2 - 1) / (k / 2);
-  if (pods > k)
-    radix_error(where, std::to_string(pods) + " pods exceed the " + std::to_string(k) + " ports of a core switch");
-}
-
-void GraphBuilder::add_pods(const Leaves& l, const SourceLocation& where)
+void GraphBuilder::add_pods(const Leaves& l)
 {
   const FabricSpec& f = cg_.platform_.fabric;
   const int k = f.radix;
   const int leaf_count = static_cast<int>(l.vertices.size());
   const double link_bw = f.link.bandwidth;
-  check_pods(l, where);
   const int pod_leaves = k / 2;
   const int pods = (leaf_count + pod_leaves - 1) / pod_leaves;
   const int agg_up = k / 2;
@@ -284,35 +326,19 @@ void GraphBuilder::add_pods_ecmp(const Leaves& l)
     }
 }
 
-void GraphBuilder::add_fabric(const SourceLocation& where)
+void GraphBuilder::add_fabric()
 {
   if (nics_.empty())
     return;
+  if (static_cast<long long>(nics_.size()) != shape_.endpoints)
+    throw std::logic_error("add_fabric before size_fabric");
   const FabricSpec& f = cg_.platform_.fabric;
-  const int k = f.radix;
-  Leaves l = place_leaves(where);
+  Leaves l = place_leaves();
   const int leaf_count = static_cast<int>(l.vertices.size());
   link_nics(l.vertices);
-  int levels = 1;
-  if (f.kind == FabricKind::rail_only) {
-    // each rail's leaves under the rail's own spines: two levels, or one leaf per rail
-    const int rails = cg_.platform_.node.nics;
-    const int per_rail = leaf_count / rails;
-    if (f.levels == 3 || (f.levels == 1 && per_rail > 1))
-      radix_error(where, "a rail-only fabric has one leaf per rail, or two levels (each rail's leaves under its own "
-                         "spines)");
-    if (per_rail > k)
-      radix_error(where, std::to_string(per_rail) + " leaves per rail exceed the " + std::to_string(k) +
-                             " ports of a rail's spine");
-    levels = per_rail > 1 ? 2 : 1;
-    cg_.rails_ = rails;
-  } else if (leaf_count > 1) {
-    levels = f.levels > 0 ? f.levels : (leaf_count <= k ? 2 : 3);
-    if (levels < 2)
-      radix_error(where, "one switch cannot hold every NIC");
-    if (levels == 2 && leaf_count > k)
-      radix_error(where, std::to_string(leaf_count) + " leaves exceed the " + std::to_string(k) + " ports of a spine");
-  }
+  const int levels = shape_.levels;
+  if (f.kind == FabricKind::rail_only)
+    cg_.rails_ = cg_.platform_.node.nics;
   cg_.fabric_levels_ = levels;
   cg_.pod_of_leaf_.assign(static_cast<std::size_t>(leaf_count), 0);
   if (levels == 1)
@@ -325,7 +351,6 @@ void GraphBuilder::add_fabric(const SourceLocation& where)
     if (levels == 2) {
       add_spines_ecmp(l);
     } else {
-      check_pods(l, where);
       add_pods_ecmp(l);
     }
     return;
@@ -344,7 +369,7 @@ void GraphBuilder::add_fabric(const SourceLocation& where)
   if (levels == 2)
     add_spines(l);
   else
-    add_pods(l, where);
+    add_pods(l);
 }
 
 } // namespace clustersim

@@ -47,12 +47,18 @@ public:
   }
 
   void add_domain(int domain, int first_node, int node_count);
-  /// The scale-out network over every NIC of the cluster (FabricBuilder.cpp).
-  void add_fabric(const SourceLocation& where);
+  /// The scale-out network's shape from the node count alone, with every radix check made
+  /// (FabricBuilder.cpp): called before any vertex is built, so that a fabric that cannot hold
+  /// the job costs nothing (4M GPUs built a 9 GB graph before the radix was checked).
+  void size_fabric(const SourceLocation& where);
+  /// The scale-out network over every NIC of the cluster, of the shape size_fabric found.
+  void add_fabric();
+  /// The links the fabric will have (every cable its own under ECMP), once sized.
+  long long fabric_links() const;
 
 private:
   struct Leaves; ///< where the NICs attach: leaf switches, ports per leaf
-  Leaves place_leaves(const SourceLocation& where);
+  Leaves place_leaves();
   void link_nics(const std::vector<VertexId>& leaves);
   /// The leaves each spine layer joins: all of them, or one rail's each (rail-only).
   std::vector<std::vector<int>> spine_planes(const Leaves& l) const;
@@ -60,8 +66,7 @@ private:
   /// spines (one split for add_spines and add_spines_ecmp, which must build the same switches).
   std::pair<int, int> spine_split(const Leaves& l, int leaves) const;
   void add_spines(const Leaves& l);
-  void add_pods(const Leaves& l, const SourceLocation& where);
-  void check_pods(const Leaves& l, const SourceLocation& where) const;
+  void add_pods(const Leaves& l);
   /// ECMP: the same switches with every cable its own link, and the groups routing picks from.
   void add_spines_ecmp(const Leaves& l);
   void add_pods_ecmp(const Leaves& l);
@@ -110,6 +115,11 @@ private:
 
   ClusterGraph& cg_;
   int next_arc_ = 0;
+  /// size_fabric's result: NIC ports, ports per leaf down and up, leaves, levels
+  struct FabricShape {
+    long long endpoints = 0;
+    int down = 0, up = 0, leaves = 0, group_nodes = 0, levels = 0;
+  } shape_;
 
 public:
   std::vector<VertexId> nics_; ///< global NIC vertices in order
