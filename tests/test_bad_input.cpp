@@ -625,3 +625,15 @@ TEST_CASE("D24: a fabric that cannot hold the job, and a graph past its bound, a
   auto ok = run_cli("platform show " + p + " --gpus 8192");
   CHECK(ok.exit_code == 0);
 }
+
+TEST_CASE("D25: a step of 16,384 micro-batches per pipeline is refused at global_batch before it is built")
+{
+  // gpt3-1.3b on 16 A100, tp 2 pp 2 dp 4: this took 268 s and 5.6 GB, of which the baseline ran first
+  std::string f = write_temp("d25.yaml", "name: x\nmodel: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 16}\n"
+                                         "training:\n  tp: 2\n  pp: 2\n  dp: 4\n  micro_batch: 1\n"
+                                         "  global_batch: 65536\n");
+  expect_error("run " + f, f + ":9:17:",
+               "a step of 16384 micro-batches per pipeline is about 26476688 tasks to simulate, more than the 16777216");
+  auto r = run_cli("run " + f);
+  CHECK(r.err.find("valid: a global_batch of at most 41524 here") != std::string::npos);
+}

@@ -31,6 +31,35 @@ struct ModeChoice {
   std::string reason;
 };
 
+/// A step's tasks grow linearly with its micro-batches (each runs forward and backward on every
+/// stage): two small builds (pp and 2 pp micro-batches) give the slope, and a step of more than
+/// kMaxStepTasks is refused at global_batch before it is built. Steps of up to 16 pp
+/// micro-batches are not probed (the probes would cost a fifth of their build or more).
+void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, int domain)
+{
+  const TrainingSpec& t = e.training;
+  const long long m = t.micro_batches(), m1 = t.pp, m2 = 2LL * t.pp;
+  if (m <= 16LL * t.pp)
+    return;
+  auto tasks_at = [&](long long micro_batches) {
+    TrainingSpec probe = t;
+    probe.global_batch = micro_batches * t.micro_batch * t.dp;
+    return static_cast<double>(build_step(CostModel(e.model, probe, cost.gpu()), unit, domain).workload.tasks().size());
+  };
+  const double a = tasks_at(m1), b = tasks_at(m2);
+  const double tasks = a + (b - a) / static_cast<double>(m2 - m1) * static_cast<double>(m - m1);
+  if (tasks <= static_cast<double>(kMaxStepTasks))
+    return;
+  const long long fit = m1 + static_cast<long long>((static_cast<double>(kMaxStepTasks) - a) / ((b - a) / static_cast<double>(m2 - m1)));
+  auto at = e.where.find("training.global_batch");
+  throw ConfigError(at != e.where.end() ? at->second : SourceLocation{},
+                    "a step of " + std::to_string(m) + " micro-batches per pipeline is about " +
+                        std::to_string(static_cast<long long>(tasks)) + " tasks to simulate, more than the " +
+                        std::to_string(kMaxStepTasks) + " a step may have",
+                    "a global_batch of at most " + std::to_string(fit * t.micro_batch * t.dp) +
+                        " here (past the pipeline's fill a step grows by the same time per micro-batch)");
+}
+
 ModeChoice choose_mode(const ExperimentSpec& e)
 {
   // Fold tensor-, context- and data-parallel replicas into one simulated rank per stage when
@@ -190,6 +219,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   ModeChoice mode = choose_mode(e);
   const int domain = cluster.gpus_per_domain();
   const int unit = !mode.fold ? 0 : mode.analytic ? 1 : domain;
+  check_step_size(e, cost, unit, domain);
   StepPlan plan = build_step(cost, unit, domain);
   apply_compute_faults(e.faults, e, plan.workload,
                        [unit, domain](const CostModel& c) { return build_step(c, unit, domain).workload; });
@@ -329,11 +359,12 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::
   double base_per_gpu = 0;
   // the baseline is healthy: with faults, even a run of the baseline's size is measured against it
   const bool own = base.gpus == e.gpus && !e.faults.any();
+  // the run before its baseline: a run that cannot be simulated is refused before the baseline runs
+  RunMetrics m = e.seeds > 1 ? simulate_seeds(e, catalog, trace) : simulate(e, catalog, trace);
   if (!own) {
     RunMetrics b = simulate_isolated(base, catalog);
     base_per_gpu = b.tokens_per_s_per_gpu;
   }
-  RunMetrics m = e.seeds > 1 ? simulate_seeds(e, catalog, trace) : simulate(e, catalog, trace);
   m.baseline_gpus = base.gpus;
   m.scaling_efficiency = own ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
   return m;
