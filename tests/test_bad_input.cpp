@@ -637,3 +637,25 @@ TEST_CASE("D25: a step of 16,384 micro-batches per pipeline is refused at global
   auto r = run_cli("run " + f);
   CHECK(r.err.find("valid: a global_batch of at most 41524 here") != std::string::npos);
 }
+
+TEST_CASE("D26: a GPU of fewer SMs than the TP overlap takes is an error at tp_comm, and fewer SMs over a base are less peak")
+{
+  auto exp = [](const std::string& name, int sms, const std::string& overlap) {
+    return write_temp(name, "name: x\nmodel: gpt3-1.3b\ncluster:\n  platform: {base: dgx-a100-80gb, node: {gpu: "
+                            "{base: a100-sxm4-80gb, sms: " + std::to_string(sms) + "}}}\n  gpus: 16\n"
+                            "training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 64, "
+                            "sequence_parallel: true" + overlap + "}\n");
+  };
+  // this deadlocked: "internal error: workload deadlocked", exit 1
+  std::string f = exp("d26.yaml", 16, ", overlap: {tp_comm: true}");
+  expect_error("run " + f, f + ":6:", "communication on 16 SMs, and the GPU 'a100-sxm4-80gb@dgx-a100-80gb' has 16");
+  // 1 SM ran faster than 108: the peak did not follow the SMs
+  auto step = [&](int sms) {
+    auto r = run_cli("run " + exp("d26-" + std::to_string(sms) + ".yaml", sms, "") + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)["step_time_s"].get<double>();
+  };
+  const double full = step(108), half = step(54), one = step(1);
+  CHECK(half > 1.5 * full);
+  CHECK(one > 50 * full);
+}

@@ -200,7 +200,9 @@ const Section& gpu_section()
       {
           K::string("base", "", "a catalog GPU to start from; the other keys override its figures"),
           K::string("name", "", "vendor name").computed("the id"),
-          K::integer("sms", 0, 1, 100000, "streaming multiprocessors (wave quantization of GEMM tiles)").must(),
+          K::integer("sms", 0, 1, 100000, "streaming multiprocessors (wave quantization of GEMM tiles); over a base without peak:, "
+                     "the base's peak scales with them")
+              .must(),
           K::section("peak", "gpu.peak", "dense peak FLOP/s per precision").must(),
           K::section("memory", "gpu.memory", "HBM capacity and bandwidth").must(),
           K::section("nvlink", "gpu.nvlink", "NVLink bandwidth of the GPU (none: no NVLink)"),
@@ -500,6 +502,11 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
       if (peak.has(p))
         g.peak_flops[parse_precision(p)] = peak.quantity(p);
     peak.finish();
+  } else if (over && g.sms != base->sms) {
+    // the tensor cores are in the SMs: fewer SMs of the same design at the same clock are that
+    // much less peak (16 of an A100's 108 SMs ran faster than 108 when the peak stayed)
+    for (auto& [p, flops] : g.peak_flops)
+      flops *= static_cast<double>(g.sms) / base->sms;
   }
   YamlNode mem_node = need(m, "memory", over, present);
   if (present) {

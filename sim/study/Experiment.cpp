@@ -214,6 +214,25 @@ void read_baseline(SectionReader& top, ExperimentSpec& e)
 
 /// The defaults of the training section that can move the answer, resolved where they depend on
 /// the GPU and the framework (flash attention: default_flash_attention), each with its origin.
+/// The framework's TP overlap runs its communication kernels on SMs it takes from the GEMM
+/// beside them: a GPU must have more SMs than that (16 SMs under Megatron's 24 left the GEMMs
+/// a negative share, and the step deadlocked).
+void check_tp_overlap_sms(const ExperimentSpec& e)
+{
+  const TrainingSpec& t = e.training;
+  if (!t.overlap.tp_comm || t.tp < 2 || !t.sequence_parallel || !t.frameworks)
+    return;
+  const int sms = e.platform.node.gpu.sms;
+  for (const auto& [pass, ov] : t.traits().tp_overlap)
+    if (ov.sms >= sms)
+      throw ConfigError(e.at("training.overlap.tp_comm"),
+                        "the TP overlap of " + std::string(to_string(t.framework)) + " runs " + pass + "'s communication on " +
+                            std::to_string(static_cast<int>(ov.sms)) + " SMs, and the GPU '" + e.platform.node.gpu.id +
+                            "' has " + std::to_string(sms),
+                        "a GPU of more than " + std::to_string(static_cast<int>(ov.sms)) +
+                            " SMs, or overlap: {tp_comm: false}");
+}
+
 void resolve_defaults(ExperimentSpec& e)
 {
   TrainingSpec& t = e.training;
@@ -258,6 +277,7 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
     e.where["training." + k] = loc;
   check_precision(training, e);
   resolve_defaults(e);
+  check_tp_overlap_sms(e);
   check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
 }
 
