@@ -659,3 +659,54 @@ TEST_CASE("D26: a GPU of fewer SMs than the TP overlap takes is an error at tp_c
   CHECK(half > 1.5 * full);
   CHECK(one > 50 * full);
 }
+
+TEST_CASE("D28: goodput's sweep refuses a misspelt top-level key before any point runs, as run does")
+{
+  const std::string f = write_temp("d28.yaml", std::string(kSweepBase) +
+                                                   "reliabilty: {trials: 10}\nsweep: {axes: {training.global_batch: [8, 16]}}\n");
+  const std::string out = temp_dir() + "/d28-out";
+  expect_error("goodput " + f + " --out " + out, f + ":5:1:", "unknown key 'reliabilty' in experiment; did you mean 'reliability'?");
+  CHECK_FALSE(std::filesystem::exists(out));
+  expect_error("run " + f + " --out " + out, f + ":5:1:", "unknown key 'reliabilty'");
+}
+
+TEST_CASE("D32: validate of a file whose every case cannot be built exits 2 with the case's error; a partial one shows no error for them")
+{
+  const std::string one_case = "cases:\n- id: a\n  source: test\n  model: gpt3-125m\n"
+                               "  cluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                               "  training: {dp: 8, global_batch: 8, collective_algo: rnig}\n"
+                               "  measured: {metric: mfu, value: 40, flops: model}\n";
+  const std::string f = write_temp("d32.yaml", one_case);
+  expect_error("validate " + f, f + ":6:55:", "unknown collective algorithm 'rnig'; did you mean 'ring'?");
+  // one good case beside it: the bad one's row has no prediction and no error (it read +0.0 %), and
+  // its long reason does not swallow the next row
+  const std::string g = write_temp("d32b.yaml", one_case + "- id: b\n  source: test\n  model: gpt3-125m\n"
+                                                           "  cluster: {platform: dgx-a100-80gb, gpus: 8}\n"
+                                                           "  training: {dp: 8, global_batch: 8}\n"
+                                                           "  measured: {metric: mfu, value: 40, flops: model}\n");
+  auto r = run_cli("validate " + g);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::istringstream lines(r.out);
+  std::string header, a, b;
+  std::getline(lines, header);
+  std::getline(lines, a);
+  std::getline(lines, b);
+  CHECK(a.rfind("a ", 0) == 0);
+  CHECK(a.find("         -        -  cannot build: " + g + ":6:55:") != std::string::npos);
+  CHECK(b.rfind("b ", 0) == 0);
+  CHECK(b.find("%  ok") != std::string::npos);
+}
+
+TEST_CASE("D41: merge of some shards of a sweep exits 2 naming the points without rows, and writes nothing")
+{
+  const std::string f = write_temp("d41.yaml", std::string(kSweepBase) + "sweep: {axes: {training.global_batch: [8, 16, 32]}}\n");
+  const std::string s0 = temp_dir() + "/d41-s0", s1 = temp_dir() + "/d41-s1", m = temp_dir() + "/d41-m";
+  REQUIRE(run_cli("run " + f + " --shard 0/2 --out " + s0).exit_code == 0);
+  REQUIRE(run_cli("run " + f + " --shard 1/2 --out " + s1).exit_code == 0);
+  expect_error("merge " + s0 + " --out " + m, "command line: dirs: 2 of the sweep's 3 points; no row for point 1",
+               "every shard");
+  CHECK_FALSE(std::filesystem::exists(m));
+  auto all = run_cli("merge " + s0 + " " + s1 + " --out " + m);
+  CHECK(all.exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(m + "/results.json"))["points"] == 3);
+}

@@ -238,6 +238,10 @@ int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec&
     if (k.as_string() == "plot")
       plots = parse_plots(v);
   Catalog catalog = Catalog::open();
+  std::vector<SweepPoint> points;
+  for (std::size_t i = 0; i < sweep.points; ++i)
+    points.push_back(point_at(sweep, i));
+  check_sweep_document(doc, sweep, catalog, points); // as run does: a misspelt key exits 2, nothing run
   std::vector<Json> rows;
   for (std::size_t i = 0; i < sweep.points; ++i) // one process per point (one SimGrid engine each)
     rows.push_back(Json::parse(run_isolated([&] { return goodput_row(doc, sweep, i, catalog, flags).dump(); })));
@@ -248,7 +252,7 @@ int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec&
   const std::string csv = rows_to_csv(rows);
   OutputSet files;
   files.add(o.out + "/results.csv", csv, "--out");
-  files.add(o.out + "/results.json", rows_to_json(name, rows), "--out");
+  files.add(o.out + "/results.json", rows_to_json(name, rows, sweep.points), "--out");
   for (auto& [file, contents] : draw_plots(plots, csv, o.out))
     files.add(file, contents, "--out");
   files.commit();

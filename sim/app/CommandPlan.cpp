@@ -88,8 +88,8 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   std::sort(rej.rbegin(), rej.rend());
   o << "  rejected:\n";
   for (const auto& [n, why] : rej) {
-    std::snprintf(buf, sizeof buf, "    %8zu  %s\n", n, why.c_str());
-    o << buf;
+    std::snprintf(buf, sizeof buf, "    %8zu  ", n);
+    o << buf << why << "\n";
   }
   if (r.objective == "deadline")
     o << "  deadline " << r.deadline_days << " days for " << r.tokens

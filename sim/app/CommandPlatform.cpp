@@ -63,8 +63,8 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
   std::ostringstream o;
   char buf[256];
   auto line = [&](const char* label, const std::string& v) {
-    std::snprintf(buf, sizeof buf, "  %-34s %s\n", label, v.c_str());
-    o << buf;
+    std::snprintf(buf, sizeof buf, "  %-34s ", label);
+    o << buf << v << "\n"; // the value whole: a buffer would cut a long one and its newline
   };
   o << p.name << ": " << p.description << "\n";
   line("GPUs", std::to_string(f.gpus) + " x " + p.node.gpu.id + " (" + p.node.gpu.name + ")");

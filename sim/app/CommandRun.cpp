@@ -63,7 +63,7 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
   }
   OutputSet files;
   files.add(out + "/results.csv", csv, "--out");
-  files.add(out + "/results.json", rows_to_json(result.name, result.rows), "--out");
+  files.add(out + "/results.json", rows_to_json(result.name, result.rows, sweep.points), "--out");
   std::size_t figures = 0;
   if (o.shards == 1)
     for (auto& [file, contents] : draw_plots(plots, csv, out)) {
@@ -228,6 +228,8 @@ void add_merge_command(CLI::App& app, Action& action)
       std::string name;
       std::map<std::size_t, Json> rows;
       std::vector<std::string> columns;
+      std::size_t points = 0;
+      std::string first;
       for (const auto& dir : opt->dirs) {
         std::string file = dir + "/results.json";
         SweepResult shard =
@@ -235,7 +237,14 @@ void add_merge_command(CLI::App& app, Action& action)
         if (!name.empty() && shard.name != name)
           throw ConfigError(SourceLocation{file, 0, 0}, "rows of experiment '" + shard.name + "', not '" + name + "'",
                             "shards of one sweep");
+        if (!first.empty() && shard.points != points)
+          throw ConfigError(SourceLocation{file, 0, 0},
+                            "rows of a sweep of " + std::to_string(shard.points) + " points, and " + first + " of " +
+                                std::to_string(points),
+                            "shards of one sweep");
         name = shard.name;
+        points = shard.points;
+        first = file;
         for (const auto& r : shard.rows) {
           std::vector<std::string> keys;
           for (const auto& [k, v] : r.items())
@@ -252,12 +261,24 @@ void add_merge_command(CLI::App& app, Action& action)
           rows[p] = r;
         }
       }
+      // a shard not given leaves points without rows: half a sweep is not a merged one
+      if (points > 0 && rows.size() != points) {
+        std::string missing;
+        std::size_t count = 0;
+        for (std::size_t p = 0; p < points; ++p)
+          if (rows.count(p) == 0 && ++count <= 5)
+            missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+        throw ConfigError(command_line("dirs"),
+                          std::to_string(rows.size()) + " of the sweep's " + std::to_string(points) +
+                              " points; no row for point " + missing + (count > 5 ? ", ..." : ""),
+                          "the output directories of every shard (--shard I/N for each I from 0 to N-1)");
+      }
       std::vector<Json> ordered;
       for (auto& [p, r] : rows)
         ordered.push_back(r);
       OutputSet files;
       files.add(opt->out + "/results.csv", rows_to_csv(ordered), "--out");
-      files.add(opt->out + "/results.json", rows_to_json(name, ordered), "--out");
+      files.add(opt->out + "/results.json", rows_to_json(name, ordered, points), "--out");
       files.commit();
       std::fprintf(stderr, "merged %zu rows into %s\n", ordered.size(), opt->out.c_str());
       return 0;

@@ -23,12 +23,16 @@ std::string table(const ValidationReport& report)
                 "status");
   table << buf;
   for (const auto& row : report.rows) {
-    const double predicted = row["predicted"].is_null() ? 0 : row["predicted"].get<double>();
-    const double error = row["error"].is_null() ? 0 : row["error"].get<double>();
-    std::snprintf(buf, sizeof buf, "%-44s %-22s %10.4g %10.4g %+7.1f%%  %s\n", row["id"].get<std::string>().c_str(),
-                  row["metric"].get<std::string>().c_str(), row["measured"].get<double>(), predicted, 100 * error,
-                  row["status"].get<std::string>().c_str());
-    table << buf;
+    // a case with no prediction shows none (it read +0.0 %, as if exact)
+    char predicted[32] = "-", error[32] = "-";
+    if (!row["predicted"].is_null())
+      std::snprintf(predicted, sizeof predicted, "%.4g", row["predicted"].get<double>());
+    if (!row["error"].is_null())
+      std::snprintf(error, sizeof error, "%+.1f%%", 100 * row["error"].get<double>());
+    // the status after the columns, whole: a long reason in the buffer cut off the row's newline
+    std::snprintf(buf, sizeof buf, "%-44s %-22s %10.4g %10s %8s  ", row["id"].get<std::string>().c_str(),
+                  row["metric"].get<std::string>().c_str(), row["measured"].get<double>(), predicted, error);
+    table << buf << row["status"].get<std::string>() << "\n";
   }
   const Json& sum = report.summary;
   table << "\n";
@@ -137,6 +141,11 @@ void add_validate_command(CLI::App& app, Action& action)
           cases.push_back(std::move(c));
         }
       }
+      // files of which no case can be built validate nothing: the first case's error is the answer
+      if (!cases.empty() && std::all_of(cases.begin(), cases.end(), [](const ValidationCase& c) {
+            return !c.build_error.empty();
+          }))
+        throw ConfigError(cases.front().build_error);
       if (!opt->only.empty())
         return one_case(cases, opt->only, catalog, opt->kernels);
       if (opt->kernels)

@@ -14,8 +14,8 @@ std::string format_report(const RunMetrics& m)
   std::ostringstream o;
   char buf[256];
   auto line = [&](const char* label, const std::string& value) {
-    std::snprintf(buf, sizeof buf, "  %-28s %s\n", label, value.c_str());
-    o << buf;
+    std::snprintf(buf, sizeof buf, "  %-28s ", label);
+    o << buf << value << "\n"; // the value whole: a buffer would cut a long one and its newline
   };
   auto pct = [](double f) {
     char b[32];

@@ -464,19 +464,12 @@ Json run_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& po
   }
 }
 
-SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog, const SweepOptions& o)
+void check_sweep_document(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog,
+                          const std::vector<SweepPoint>& points)
 {
-  SweepResult out;
-  out.name = doc.file();
-  for (auto& [k, v] : doc.entries())
-    if (k.as_string() == "name")
-      out.name = v.as_string();
-  std::vector<SweepPoint> mine;
-  for (std::size_t i = static_cast<std::size_t>(o.shard); i < sweep.points; i += static_cast<std::size_t>(o.shards))
-    mine.push_back(point_at(sweep, i));
   // A mistake in the document (not in a point's values) is reported once, as bad input,
   // before anything runs.
-  for (const auto& p : mine) {
+  for (const auto& p : points) {
     try {
       parse_experiment(apply_point(doc, sweep, p), catalog);
     } catch (const ConfigError& e) {
@@ -484,6 +477,20 @@ SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog
         throw;
     }
   }
+}
+
+SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog, const SweepOptions& o)
+{
+  SweepResult out;
+  out.name = doc.file();
+  out.points = sweep.points;
+  for (auto& [k, v] : doc.entries())
+    if (k.as_string() == "name")
+      out.name = v.as_string();
+  std::vector<SweepPoint> mine;
+  for (std::size_t i = static_cast<std::size_t>(o.shard); i < sweep.points; i += static_cast<std::size_t>(o.shards))
+    mine.push_back(point_at(sweep, i));
+  check_sweep_document(doc, sweep, catalog, mine);
   std::vector<std::function<std::string()>> tasks;
   for (const auto& p : mine)
     tasks.push_back([&doc, &sweep, p, &catalog, &o] { return run_point(doc, sweep, p, catalog, o.mode).dump(); });
@@ -533,10 +540,11 @@ std::string rows_to_csv(const std::vector<Json>& rows)
   return o.str();
 }
 
-std::string rows_to_json(const std::string& name, const std::vector<Json>& rows)
+std::string rows_to_json(const std::string& name, const std::vector<Json>& rows, std::size_t points)
 {
   Json j;
   j["experiment"] = name;
+  j["points"] = points;
   j["rows"] = rows;
   return j.dump(2) + "\n";
 }
@@ -559,6 +567,11 @@ SweepResult rows_from_json(const std::string& text, const std::string& file)
     throw bad("no list 'rows'");
   SweepResult r;
   r.name = j["experiment"].get<std::string>();
+  if (j.contains("points")) {
+    if (!j["points"].is_number_unsigned())
+      throw bad("'points' is not a count");
+    r.points = j["points"].get<std::size_t>();
+  }
   std::vector<std::string> columns;
   for (const auto& row : j["rows"]) {
     if (!row.is_object() || !row.contains("point") || !row["point"].is_number_unsigned())

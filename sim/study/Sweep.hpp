@@ -91,7 +91,13 @@ struct SweepResult {
   std::string name; ///< the experiment's name
   std::vector<Json> rows;
   std::size_t errors = 0; ///< rows whose run failed (status "error")
+  std::size_t points = 0; ///< of the whole sweep (every shard); 0: not recorded
 };
+
+/// Parses each point's experiment: a mistake of the document itself (one no point's value
+/// names) is thrown as the ConfigError it is; a point's own bad value is left to its row.
+void check_sweep_document(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog,
+                          const std::vector<SweepPoint>& points);
 
 /// Checks every point of the shard (a mistake of the document itself is a ConfigError, thrown
 /// before anything runs), then runs them, one forked process each, `jobs` at a time.
@@ -102,7 +108,9 @@ std::string rows_to_csv(const std::vector<Json>& rows);
 /// The columns of a sweep's results.csv, known before any point runs.
 std::vector<std::string> sweep_columns(const SweepSpec& sweep);
 /// results.json: {"experiment": NAME, "rows": [...]} — what `merge` reads back.
-std::string rows_to_json(const std::string& name, const std::vector<Json>& rows);
+/// results.json: the experiment's name, the points of the whole sweep (so that merge can tell
+/// a missing shard) and the rows.
+std::string rows_to_json(const std::string& name, const std::vector<Json>& rows, std::size_t points);
 /// Reads a results.json back (`merge`); every malformed part is a ConfigError in `file`.
 SweepResult rows_from_json(const std::string& text, const std::string& file);
 

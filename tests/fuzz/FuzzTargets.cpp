@@ -300,7 +300,7 @@ int results(const std::uint8_t* data, std::size_t size)
   return guarded([&] {
     SweepResult r = rows_from_json(text_of(data, size), "results.json");
     rows_to_csv(r.rows);
-    rows_to_json(r.name, r.rows);
+    rows_to_json(r.name, r.rows, r.points);
   });
 }
 
