@@ -439,11 +439,22 @@ template <class Get> void read_hf_moe(const Get& get, ModelSpec& m)
   field({"num_nextn_predict_layers"}, "mtp_layers", m.mtp_layers);
   field({"head_dim"}, "head_dim", m.head_dim_override);
   if (const YamlNode* n = get({"shared_expert_intermediate_size"})) { // Qwen2-MoE: one wide shared expert
-    const int width = static_cast<int>(n->as_int(1, 1 << 24));
-    const int f = m.moe_ffn_hidden > 0 ? m.moe_ffn_hidden : m.ffn_hidden;
-    m.shared_experts = std::max(1, (width + f - 1) / f);
+    const long long width = n->as_int(1, 1 << 24);
+    const long long f = m.moe_ffn_hidden > 0 ? m.moe_ffn_hidden : m.ffn_hidden;
+    const long long shared = std::max(1LL, (width + f - 1) / f);
+    const auto most = static_cast<long long>(model_section().at("shared_experts").max);
+    if (shared > most)
+      n->fail("shared_expert_intermediate_size " + std::to_string(width) + " is " + std::to_string(shared) +
+                  " shared experts of width " + std::to_string(f) + ", more than " + std::to_string(most),
+              "a width of at most " + std::to_string(most * f));
+    m.shared_experts = static_cast<int>(shared);
   }
-  if (get({"kv_lora_rank"})) {
+  if (const YamlNode* rank = get({"kv_lora_rank"})) {
+    // MLA's heads are sized by these: without them it had heads of zero width
+    for (const char* key : {"qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"})
+      if (!get({key}))
+        rank->fail(std::string("kv_lora_rank (multi-head latent attention) without ") + key,
+                   "kv_lora_rank with qk_rope_head_dim, qk_nope_head_dim and v_head_dim, as DeepSeek-V2/V3 write them");
     m.mla = true;
     field({"q_lora_rank"}, "mla.q_lora_rank", m.mla_ranks.q_lora_rank);
     field({"kv_lora_rank"}, "mla.kv_lora_rank", m.mla_ranks.kv_lora_rank);
@@ -521,7 +532,7 @@ ModelSpec parse_hf_config(const YamlNode& root)
   if (!root.is_map())
     root.fail("a Hugging Face config.json must be a JSON object", "{\"model_type\": ..., \"hidden_size\": ...}");
   std::map<std::string, YamlNode> f;
-  for (auto& [k, v] : root.entries())
+  for (auto& [k, v] : root.entries("config.json")) // a key twice is an error (JSON parsers keep either)
     f.emplace(k.as_string(), v);
   auto get = [&](std::initializer_list<const char*> names) -> const YamlNode* {
     for (const char* n : names) {

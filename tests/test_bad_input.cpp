@@ -411,6 +411,8 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
       {"gpus.yaml", "    op: 13.48us", "    op: -13.48us", "-13.48us"},
       {"gpus.yaml", "  grace:\n    doc:", "  graze:\n    doc:", "did you mean 'grace'?"},
       {"gpus.yaml", "    host_cpu: grace", "    host_cpu: arm", "'arm'"},
+      // D39: a GPU id twice (the second replaced the first without a word)
+      {"gpus.yaml", "\n  v100-sxm3-32gb:", "\n  v100-sxm2-32gb:", "duplicate key 'v100-sxm2-32gb' in the GPU catalog"},
   };
   const std::string saved = std::getenv("CLUSTERSIM_DATA") ? std::getenv("CLUSTERSIM_DATA") : "";
   for (const Edit& e : edits) {
@@ -709,4 +711,38 @@ TEST_CASE("D41: merge of some shards of a sweep exits 2 naming the points withou
   auto all = run_cli("merge " + s0 + " " + s1 + " --out " + m);
   CHECK(all.exit_code == 0);
   CHECK(nlohmann::json::parse(read_file(m + "/results.json"))["points"] == 3);
+}
+
+TEST_CASE("D36: a time up to the 1e6 h the schema documents is accepted, and beyond it names that bound")
+{
+  std::string ok = experiment("d36.yaml", "{dp: 8, global_batch: 8}", "reliability: {repair: 900000h, spare_nodes: 1}\n");
+  auto r = run_cli("goodput " + ok);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  std::string bad = experiment("d36b.yaml", "{dp: 8, global_batch: 8}", "reliability: {repair: 2000000h}\n");
+  expect_error("goodput " + bad, bad + ":5:23:", "'2000000h' is beyond 1e+06h");
+}
+
+TEST_CASE("D37: a seed past 64 bits on the command line is out of range, not clamped")
+{
+  std::string f = experiment("d37.yaml", "{dp: 8, global_batch: 8}");
+  expect_error("goodput " + f + " --seed 99999999999999999999", "command line: --seed: seed out of range",
+               "an integer from 0 to 4611686018427387904");
+  expect_error("goodput " + f + " --seed 4611686018427387905", "command line: --seed:", "4611686018427387904");
+}
+
+TEST_CASE("D38: a Hugging Face config is held to the model's rules: shared experts, MLA's dimensions, each key once")
+{
+  const std::string base = R"({"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24,
+ "num_attention_heads": 16, "vocab_size": 151936, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+ "num_experts": 60, "num_experts_per_tok": 4)";
+  auto cfg = [&](const std::string& name, const std::string& extra) { return write_temp(name, base + extra + "}\n"); };
+  const std::string mem = " --gpu h100 --seq 4096 --tp 8";
+  // 16M wide over 1408-wide experts: 11,916 shared experts, past the model table's 1,024
+  std::string wide = cfg("wide.json", ", \"shared_expert_intermediate_size\": 16777216");
+  expect_error("memory --model " + wide + mem, wide + ":3:82:", "11916 shared experts of width 1408, more than 1024");
+  // kv_lora_rank alone made MLA heads of zero width
+  std::string mla = cfg("mla.json", ", \"kv_lora_rank\": 512");
+  expect_error("memory --model " + mla + mem, mla + ":3:63:", "kv_lora_rank (multi-head latent attention) without qk_rope_head_dim");
+  std::string twice = cfg("twice.json", ", \"num_experts\": 64");
+  expect_error("memory --model " + twice + mem, twice + ":3:47:", "duplicate key 'num_experts' in config.json");
 }

@@ -608,7 +608,7 @@ GpuCatalog GpuCatalog::load(const std::string& path)
   catalog.k_overhead_ = k_overhead;
   catalog.launch_gap_ = launch_gap;
   catalog.sustained_ = sustained;
-  for (auto& [key, value] : gpus.entries()) {
+  for (auto& [key, value] : gpus.entries("the GPU catalog")) {
     GpuSpec g = catalog.with_kernel_constants(read_gpu(value, key.as_string(), nullptr, catalog.curves_));
     catalog.gpus_[g.id] = g;
   }

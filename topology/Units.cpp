@@ -172,7 +172,7 @@ double physical_limit(Quantity kind)
   case Quantity::bandwidth:
     return 1e15;
   case Quantity::time:
-    return 100 * 365.25 * 86400;
+    return 3.6e9; // 1e6 h (114 years): the longest any key's schema documents (reliability's repair, window)
   case Quantity::flop_rate:
     return 1e18;
   case Quantity::power:

@@ -163,13 +163,18 @@ std::vector<YamlNode> YamlNode::items() const
   return out;
 }
 
-std::vector<std::pair<YamlNode, YamlNode>> YamlNode::entries() const
+std::vector<std::pair<YamlNode, YamlNode>> YamlNode::entries(const std::string& context) const
 {
   if (!node_.IsMap())
     fail("expected a mapping", "a YAML mapping of key: value");
   std::vector<std::pair<YamlNode, YamlNode>> out;
-  for (const auto& kv : node_)
-    out.emplace_back(YamlNode(kv.first, file_, text_), YamlNode(kv.second, file_, text_));
+  std::unordered_set<std::string> seen;
+  for (const auto& kv : node_) {
+    YamlNode key(kv.first, file_, text_);
+    if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
+      key.fail("duplicate key '" + kv.first.Scalar() + "' in " + context, "each key once");
+    out.emplace_back(std::move(key), YamlNode(kv.second, file_, text_));
+  }
   return out;
 }
 
@@ -177,10 +182,9 @@ YamlMap::YamlMap(const YamlNode& node, std::string context) : node_(node), conte
 {
   if (!node.is_map())
     node.fail("'" + context_ + "' must be a mapping", "a YAML mapping of key: value");
-  for (auto& [k, v] : node.entries()) {
+  for (auto& [k, v] : node.entries(context_)) {
     std::string key = k.as_string();
-    if (!index_.emplace(key, entries_.size()).second)
-      k.fail("duplicate key '" + key + "' in " + context_, "each key once");
+    index_.emplace(key, entries_.size());
     entries_.emplace_back(key, v);
   }
 }

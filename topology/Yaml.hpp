@@ -63,7 +63,9 @@ public:
   /// One of `valid`; otherwise "unknown WHAT 'x'; did you mean 'y'?; valid: ...".
   std::string as_choice(const std::vector<std::string>& valid, const std::string& what) const;
   std::vector<YamlNode> items() const;
-  std::vector<std::pair<YamlNode, YamlNode>> entries() const;
+  /// A mapping's key-value pairs in document order. A key written twice is an error at its
+  /// second place (YAML forbids it; yaml-cpp keeps both, and a lookup would take either).
+  std::vector<std::pair<YamlNode, YamlNode>> entries(const std::string& context = "this mapping") const;
 
   /// The underlying yaml-cpp node (for the config layer's own edits, e.g. sweep points).
   const YAML::Node& raw() const { return node_; }

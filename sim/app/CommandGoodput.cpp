@@ -281,8 +281,10 @@ void add_goodput_command(CLI::App& app, Action& action)
     action = [o, tokens, seed, trials] {
       if (tokens && !(o->tokens >= 1 && o->tokens <= 1e18))
         throw ConfigError(command_line("--tokens"), fmt("%g tokens", o->tokens), "1 to 1e18");
-      if (seed && o->seed < 0)
-        throw ConfigError(command_line("--seed"), std::to_string(o->seed), "an integer from 0");
+      // (a seed past 64 bits reads as the largest one: the bound names it rather than clamp)
+      if (seed && (o->seed < 0 || o->seed > (1LL << 62)))
+        throw ConfigError(command_line("--seed"), "seed out of range",
+                          "an integer from 0 to " + std::to_string(1LL << 62) + ", as reliability.seed");
       if (trials && (o->trials < 1 || o->trials > 1000000))
         throw ConfigError(command_line("--trials"), std::to_string(o->trials) + " trials", "1 to 1000000");
       YamlNode doc = YamlNode::load_file(o->experiment);
