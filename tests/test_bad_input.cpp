@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <tuple>
+#include <unistd.h>
 
 using namespace clustersim::test;
 
@@ -745,4 +746,31 @@ TEST_CASE("D38: a Hugging Face config is held to the model's rules: shared exper
   expect_error("memory --model " + mla + mem, mla + ":3:63:", "kv_lora_rank (multi-head latent attention) without qk_rope_head_dim");
   std::string twice = cfg("twice.json", ", \"num_experts\": 64");
   expect_error("memory --model " + twice + mem, twice + ":3:47:", "duplicate key 'num_experts' in config.json");
+}
+
+TEST_CASE("D35: a sweep killed with -9 leaves no worker simulating")
+{
+  namespace fs = std::filesystem;
+  // two points of GPT-3 175B on 1024 GPUs, every rank simulated: seconds each
+  std::string exp = read_file(source_path("experiments/quickstart.yaml"));
+  exp += "simulation: {mode: full}\nsweep: {axes: {training.global_batch: [1536, 1024]}}\n";
+  const std::string f = write_temp("d35-sweep.yaml", exp);
+  const std::string out = temp_dir() + "/d35-out";
+  auto r = run_cli("run " + f + " --jobs 1 --out " + out + " >/dev/null 2>&1 & p=$!; sleep 2; kill -9 $p; wait $p; true");
+  CHECK(r.exit_code == 0);
+  // a worker runs as a fork of the sweep: its command line names the experiment
+  auto workers = [&] {
+    int n = 0;
+    for (const auto& d : fs::directory_iterator("/proc")) {
+      const std::string cmdline = read_file(d.path().string() + "/cmdline");
+      if (cmdline.find(f) != std::string::npos)
+        ++n;
+    }
+    return n;
+  };
+  // a worker dies with its parent at once (an orphan would run its point's seconds to the end)
+  for (int i = 0; i < 10 && workers() > 0; ++i)
+    ::usleep(50000);
+  CHECK(workers() == 0);
+  CHECK_FALSE(fs::exists(out + "/results.json"));
 }

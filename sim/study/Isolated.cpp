@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <csignal>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,10 +29,16 @@ Child spawn(const std::function<std::string()>& fn)
   if (::pipe(fds) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0)
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // a worker dies with the process that forked it: a sweep killed with -9 left its workers
+    // simulating (and the parent may have gone before the request took)
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+      ::_exit(1);
     ::close(fds[0]);
     std::string out;
     char tag = 'O';
