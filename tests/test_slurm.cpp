@@ -159,5 +159,58 @@ TEST_CASE("slurm: without sbatch on PATH the user is told, and nothing is submit
   CHECK(r.err == "command line: --slurm: sinfo is not on PATH: Slurm's client commands are missing; valid: a "
                  "machine with sbatch, squeue and sinfo (or --dry-run)\n");
   CHECK(s.exit_code == 2);
-  CHECK(s.err.find("command line: --slurm: sbatch is not on PATH") == 0);
+  CHECK(s.err.find("command line: --slurm: sinfo is not on PATH") == 0);
+  CHECK(!exists(out));
+}
+
+TEST_CASE("slurm: a client that reaches no controller, or an sbatch that refuses the job, exit 2 and leave nothing")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  std::string out = temp_dir() + "/out";
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  auto fake = [](const std::string& dir, const std::string& name, const std::string& body) {
+    std::string f = dir + "/" + name;
+    REQUIRE(std::system(("printf '#!/bin/sh\n" + body + "\n' > '" + f + "' && chmod +x '" + f + "'").c_str()) == 0);
+  };
+  // Slurm's clients installed without a configuration (this was "internal error", exit 1, with
+  // the scripts written)
+  std::string none = temp_dir();
+  fake(none, "sinfo", "echo \"sinfo: fatal: Could not establish a configuration source\" >&2; exit 1");
+  fake(none, "sbatch", "echo \"sbatch: fatal: Could not establish a configuration source\" >&2; exit 1");
+  ::setenv("PATH", (none + ":" + path).c_str(), 1);
+  auto r = run_cli("run " + exp + " --out " + out + " --slurm");
+  // a controller that lists partitions but refuses the job
+  std::string refuse = temp_dir();
+  fake(refuse, "sinfo", "echo gpu");
+  fake(refuse, "squeue", "exit 0");
+  fake(refuse, "sbatch", "echo \"sbatch: error: Invalid account\" >&2; exit 1");
+  ::setenv("PATH", (refuse + ":" + path).c_str(), 1);
+  auto s = run_cli("run " + exp + " --out " + out + " --slurm");
+  ::setenv("PATH", path.c_str(), 1);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "command line: --slurm: Slurm cannot be reached: sinfo: sinfo: fatal: Could not establish a "
+                 "configuration source; valid: a machine whose Slurm client reaches a controller (or --dry-run to "
+                 "print the scripts)\n");
+  CHECK(s.exit_code == 2);
+  CHECK(s.err.find("command line: --slurm: sbatch " + out + "/slurm/array.sh failed: sbatch: error: Invalid account;") == 0);
+  CHECK(!exists(out));
+}
+
+TEST_CASE("slurm: paths are quoted in the scripts, and one with a newline is refused before anything is written")
+{
+  std::string exp = write_temp("sweep.yaml", kSweep);
+  // a newline ended the #SBATCH block and ran the rest as a command in the job
+  auto r = run_cli("run " + exp + " --out \"$(printf '" + temp_dir() + "/d\\ntouch INJECTED')\" --slurm --dry-run");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("command line: --out: the path '") == 0);
+  CHECK(r.err.find("has a control character (a newline, a tab, ...), which a Slurm script cannot hold") !=
+        std::string::npos);
+  CHECK(r.out.empty());
+  // a blank: sbatch splits an #SBATCH line's value at it unless it is in double quotes
+  std::string spaced = temp_dir() + "/d x";
+  auto d = run_cli("run " + exp + " --out '" + spaced + "' --slurm --dry-run");
+  CHECK(d.exit_code == 0);
+  CHECK(d.out.find("#SBATCH --output=\"" + spaced + "/slurm/shard-%a.log\"\n") != std::string::npos);
+  CHECK(d.out.find("--out '" + spaced + "/shards'/\"$i\"") != std::string::npos);
+  CHECK(!exists(spaced));
 }

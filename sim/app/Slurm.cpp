@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <tuple>
 #include <sstream>
@@ -161,6 +162,26 @@ std::string quote(const std::string& s)
   return q + "'";
 }
 
+/// A path as an #SBATCH line's value: as is, or double-quoted when it holds a blank or a
+/// character the line's parser would split at (sbatch reads "..." as one argument).
+std::string sbatch_value(const std::string& s)
+{
+  return s.find_first_of(" \t'\\$`;&|<>()*?[]{}#~") == std::string::npos ? s : "\"" + s + "\"";
+}
+
+/// Refuses a path that no script can hold: a newline would end the #SBATCH block and run the
+/// rest as a command in the job; a double quote cannot be quoted in an #SBATCH line.
+void check_script_path(const std::string& path, const std::string& flag)
+{
+  for (char c : path)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"')
+      throw ConfigError(command_line(flag),
+                        "the path '" + path + "' has a " +
+                            (c == '"' ? std::string("double quote") : "control character (a newline, a tab, ...)") +
+                            ", which a Slurm script cannot hold",
+                        "a path of printable characters without '\"'");
+}
+
 std::uint64_t content_hash(const std::string& s)
 {
   std::uint64_t h = 1469598103934665603ULL; // FNV-1a
@@ -208,6 +229,8 @@ void check_flags(const SlurmOptions& o)
 }
 
 /// The partition is one Slurm knows (sinfo lists them).
+/// Asks Slurm for its partitions: a machine whose client reaches no controller is refused here,
+/// before a script is written; with `partition` given, it must be one of them.
 void check_partition(const std::string& partition)
 {
   Process p = run_process({"sinfo", "-h", "-o", "%R"});
@@ -215,7 +238,10 @@ void check_partition(const std::string& partition)
     throw ConfigError(command_line("--slurm"), "sinfo is not on PATH: Slurm's client commands are missing",
                       "a machine with sbatch, squeue and sinfo (or --dry-run)");
   if (p.status != 0)
-    throw std::runtime_error("sinfo failed: " + one_line(p.err));
+    throw ConfigError(command_line("--slurm"), "Slurm cannot be reached: sinfo: " + one_line(p.err.empty() ? p.out : p.err),
+                      "a machine whose Slurm client reaches a controller (or --dry-run to print the scripts)");
+  if (partition.empty())
+    return;
   std::vector<std::string> names;
   std::istringstream in(p.out);
   for (std::string line; std::getline(in, line);)
@@ -268,6 +294,10 @@ Plan make_plan(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions& 
   p.dir = absolute(o.out);
   while (p.dir.size() > 1 && p.dir.back() == '/')
     p.dir.pop_back();
+  check_script_path(p.dir, "--out");
+  check_script_path(p.experiment, "experiment");
+  check_script_path(p.cwd, "--slurm (the working directory)");
+  check_script_path(p.exe, "--slurm (the clustersim executable)");
   p.points = sweep.points;
   p.hash = content_hash(read_input_file(o.experiment, kMaxConfigBytes, "a readable YAML file"));
   p.name = "sweep";
@@ -309,8 +339,8 @@ std::string header(const Plan& p, const SlurmOptions& o, const std::string& job,
 {
   std::string s = "#!/bin/sh\n";
   s += "#SBATCH --job-name=" + job + "\n";
-  s += "#SBATCH --chdir=" + p.cwd + "\n";
-  s += "#SBATCH --output=" + log + "\n";
+  s += "#SBATCH --chdir=" + sbatch_value(p.cwd) + "\n";
+  s += "#SBATCH --output=" + sbatch_value(log) + "\n";
   if (!o.partition.empty())
     s += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.time.empty())
@@ -401,7 +431,8 @@ std::string sbatch(const std::vector<std::string>& flags, const std::string& scr
     throw ConfigError(command_line("--slurm"), "sbatch is not on PATH: Slurm's client commands are missing",
                       "a machine with sbatch, squeue and sinfo (or --dry-run)");
   if (p.status != 0 || job_id(p).empty())
-    throw std::runtime_error("sbatch " + script + " failed: " + one_line(p.err.empty() ? p.out : p.err));
+    throw ConfigError(command_line("--slurm"), "sbatch " + script + " failed: " + one_line(p.err.empty() ? p.out : p.err),
+                      "a submission Slurm accepts (--partition, --account, --qos, --sbatch-arg), or --dry-run");
   return job_id(p);
 }
 
@@ -491,13 +522,39 @@ bool is_slurm_time(const std::string& t)
   return t.size() <= 32 && std::regex_match(t, re);
 }
 
+/// Submits the first job; when Slurm refuses it, the files written for it are put back as they
+/// were, and the files and directories it made are removed, before the error.
+std::string first_submission(const std::vector<std::pair<std::string, std::optional<std::string>>>& before,
+                             const std::string& script)
+{
+  try {
+    return sbatch({}, script);
+  } catch (const ConfigError&) {
+    for (const auto& [path, text] : before) {
+      struct stat st {};
+      if (path.empty() || ::stat(path.c_str(), &st) != 0)
+        continue;
+      if (text) {
+        OutputSet back;
+        back.add(path, *text, "--out");
+        back.commit();
+      } else if (S_ISDIR(st.st_mode)) {
+        ::rmdir(path.c_str());
+      } else {
+        std::remove(path.c_str());
+      }
+    }
+    throw;
+  }
+}
+
 int submit_slurm(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions& o)
 {
   check_flags(o);
   check_directory(o.out, "--out");
   Plan p = make_plan(doc, sweep, o);
-  if (!o.dry_run && !o.partition.empty())
-    check_partition(o.partition);
+  if (!o.dry_run)
+    check_partition(o.partition); // Slurm reachable (and the partition known) before anything is written
   const std::vector<std::pair<std::string, std::string>> scripts{
       {slurm_dir(p) + "/array.sh", array_script(p, o)},
       {slurm_dir(p) + "/merge.sh", merge_script(p, o)},
@@ -516,6 +573,16 @@ int submit_slurm(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions
               << one_line(read_text(shard_log(p, i))) << "); resubmitting it\n";
   if (o.array_size_given && o.array_size > p.shards)
     std::cout << "slurm: " << p.points << " points: " << p.shards << " shards, not " << o.array_size << "\n";
+  // what the submission replaces, to put back if Slurm refuses its first job
+  std::vector<std::pair<std::string, std::optional<std::string>>> files_before;
+  for (const auto& [file, text] : scripts)
+    files_before.emplace_back(file, exists(file) ? std::optional<std::string>(read_text(file)) : std::nullopt);
+  const std::string manifest_file = slurm_dir(p) + "/manifest.json";
+  files_before.emplace_back(manifest_file,
+                            exists(manifest_file) ? std::optional<std::string>(read_text(manifest_file)) : std::nullopt);
+  // the directories it makes, innermost first
+  files_before.emplace_back(exists(slurm_dir(p)) ? "" : slurm_dir(p), std::nullopt);
+  files_before.emplace_back(exists(p.dir) ? "" : p.dir, std::nullopt);
   OutputSet files;
   for (const auto& [file, text] : scripts)
     files.add(file, text, "--out");
@@ -526,7 +593,7 @@ int submit_slurm(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions
   std::remove((slurm_dir(p) + "/failed.txt").c_str());
   std::string array_job, note_job, merge_job;
   if (!p.missing.empty()) {
-    array_job = sbatch({}, slurm_dir(p) + "/array.sh");
+    array_job = first_submission(files_before, slurm_dir(p) + "/array.sh");
     merge_job = sbatch({"--dependency=afterok:" + array_job, "--kill-on-invalid-dep=yes"}, slurm_dir(p) + "/merge.sh");
     note_job =
         sbatch({"--dependency=afternotok:" + array_job, "--kill-on-invalid-dep=yes"}, slurm_dir(p) + "/failure.sh");
@@ -536,7 +603,7 @@ int submit_slurm(const YamlNode& doc, const SweepSpec& sweep, const SlurmOptions
     std::cout << "slurm: failure job " << note_job << " if a shard fails (afternotok): " << slurm_dir(p)
               << "/failed.txt names it\n";
   } else {
-    merge_job = sbatch({}, slurm_dir(p) + "/merge.sh");
+    merge_job = first_submission(files_before, slurm_dir(p) + "/merge.sh");
     std::cout << "slurm: all " << p.shards << " shards have results; merge job " << merge_job << " into " << p.dir
               << "\n";
   }
