@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <tuple>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace clustersim::test;
@@ -773,4 +774,53 @@ TEST_CASE("D35: a sweep killed with -9 leaves no worker simulating")
     ::usleep(50000);
   CHECK(workers() == 0);
   CHECK_FALSE(fs::exists(out + "/results.json"));
+}
+
+TEST_CASE("D29: outputs replace only regular files: a device, a FIFO and a symbolic link are refused before the run")
+{
+  namespace fs = std::filesystem;
+  std::string f = experiment("d29.yaml", "{dp: 8, global_batch: 8}");
+  const std::string dir = temp_dir();
+  REQUIRE(::mkfifo((dir + "/fifo").c_str(), 0644) == 0);
+  fs::create_symlink(dir + "/elsewhere.json", dir + "/link.json");
+  expect_error("run " + f + " --trace /dev/null", "command line: --trace: '/dev/null' is a device", "a regular file");
+  expect_error("run " + f + " --trace " + dir + "/fifo", "command line: --trace: '" + dir + "/fifo' is a FIFO",
+               "a regular file");
+  expect_error("run " + f + " --trace " + dir + "/link.json", "command line: --trace: '" + dir + "/link.json' is a symbolic link",
+               "a regular file");
+  CHECK_FALSE(fs::exists(dir + "/elsewhere.json"));
+  expect_error("platform show dgx-a100-80gb --gpus 8 --dot /dev/null", "command line: --dot: '/dev/null' is a device", "");
+}
+
+TEST_CASE("D30/D43: a run's files are checked as a set before it runs: a directory in the way, or two files on one path, leave nothing")
+{
+  namespace fs = std::filesystem;
+  std::string f = experiment("d30.yaml", "{dp: 8, global_batch: 8}");
+  const std::string out = temp_dir() + "/d30-out";
+  fs::create_directories(out + "/report.txt");
+  // this wrote report.json, then failed on report.txt
+  expect_error("run " + f + " --out " + out, "command line: --out: '" + out + "/report.txt' is a directory", "a file path");
+  CHECK_FALSE(fs::exists(out + "/report.json"));
+  const std::string clean = temp_dir() + "/d43-out";
+  expect_error("run " + f + " --out " + clean + " --trace " + clean + "/report.json",
+               "command line: --trace: '" + clean + "/report.json' is also written by --out", "a path of its own");
+  CHECK_FALSE(fs::exists(clean));
+}
+
+TEST_CASE("D34: a trace path that names a directory leaves no directory behind")
+{
+  std::string f = experiment("d34.yaml", "{dp: 8, global_batch: 8}");
+  const std::string t = temp_dir() + "/tdir/";
+  expect_error("run " + f + " --trace " + t, "command line: --trace: '" + t + "' is a directory", "a file path");
+  CHECK_FALSE(std::filesystem::exists(t));
+}
+
+TEST_CASE("D42: a plot's file is a base name inside --out")
+{
+  const std::string s = write_temp("d42.yaml", std::string(kSweepBase) + "sweep: {axes: {training.global_batch: [8, 16]}}\n"
+                                                                         "plot:\n  - {kind: scaling, file: ../escaped}\n");
+  const std::string out = temp_dir() + "/d42-out";
+  expect_error("run " + s + " --out " + out, s + ":7:27:", "plot file '../escaped' is not a base name inside --out");
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK_FALSE(std::filesystem::exists(temp_dir() + "/escaped.png"));
 }

@@ -178,10 +178,16 @@ void add_run_command(CLI::App& app, Action& action)
       ExperimentSpec e = parse_experiment(doc, catalog);
       if (opt->full)
         e.mode = "full";
-      if (!opt->out.empty())
+      // the files it will write, checked before it runs (contents come after)
+      OutputSet planned;
+      if (!opt->out.empty()) {
         check_directory(opt->out, "--out");
+        planned.add(opt->out + "/report.json", "", "--out");
+        planned.add(opt->out + "/report.txt", "", "--out");
+      }
       if (!opt->trace.empty())
-        check_file(opt->trace, "--trace");
+        planned.add(opt->trace, "", "--trace");
+      planned.check();
       for (const ConfigWarning& w : experiment_warnings(e)) {
         if (opt->strict)
           throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);

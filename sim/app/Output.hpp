@@ -14,7 +14,13 @@ class OutputSet {
 public:
   /// `flag` names the option the path came from ("--out"), for the error message.
   void add(std::string path, std::string contents, std::string flag);
-  /// Creates missing directories, writes every file, then renames them into place.
+  /// Throws ConfigError unless every file can be written: not two on one path, each a new
+  /// path or a regular file (not a directory, device, FIFO or symbolic link) in a writable
+  /// directory. Callers check the set they will write before they run anything.
+  void check() const;
+  /// Checks, creates missing directories, writes every file beside its target, then renames
+  /// them into place under a lock on each directory (so two runs into one directory publish
+  /// one after the other); on a failure the files and directories it made are removed.
   void commit() const;
 
 private:

@@ -46,6 +46,10 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
         p.columns.emplace_back(c->as_string(), c->where());
     p.title = m.string("title");
     p.file = m.has("file") ? m.string("file") : p.kind;
+    // a base name inside --out: '../escaped' wrote beside it, '/tmp/x' anywhere
+    if (p.file.empty() || p.file.find('/') != std::string::npos || p.file == "." || p.file == "..")
+      m.find("file")->fail("plot file '" + p.file + "' is not a base name inside --out",
+                           "a name of letters, digits, '-', '_' and '.', without '/' (e.g. file: scaling)");
     if (auto l = m.find("labels"))
       for (const auto& c : l->items()) {
         p.labels.push_back(c.as_string());
