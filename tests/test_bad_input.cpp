@@ -824,3 +824,26 @@ TEST_CASE("D42: a plot's file is a base name inside --out")
   CHECK_FALSE(std::filesystem::exists(out));
   CHECK_FALSE(std::filesystem::exists(temp_dir() + "/escaped.png"));
 }
+
+TEST_CASE("D40: messages: a huge value is cut, a byte order mark is shown, a missing name is not blamed on node, an empty peak is named")
+{
+  // a 3 MB value was echoed whole
+  std::string big = write_temp("d40big.yaml", "name: x\nmodel: " + std::string(3000000, 'a') + "\n");
+  auto r = run_cli("run " + big);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.size() < 6000);
+  CHECK(r.err.find("bytes in all)") != std::string::npos);
+  // a byte order mark before a key: "missing key 'model'" with the key in plain sight
+  std::string bom = write_temp("d40bom.yaml", "name: x\n\xEF\xBB\xBFmodel: gpt3-125m\n");
+  expect_error("run " + bom, bom + ":2:1:", "key '<U+FEFF>model' has a zero-width character in it");
+  // a platform without name: said "unknown key 'node'; did you mean 'name'?"
+  std::string text = read_file(source_path("platforms/dgx-a100-80gb.yaml"));
+  text.erase(text.find("name: dgx-a100-80gb\n"), std::string("name: dgx-a100-80gb\n").size());
+  std::string noname = write_temp("noname.yaml", text);
+  expect_error("platform show " + noname + " --gpus 8", noname + ":", "missing key 'name' in platform");
+  CHECK(run_cli("platform show " + noname + " --gpus 8").err.find("'node'") == std::string::npos);
+  // an empty peak: {} where it is written
+  std::string peak = experiment("d40peak.yaml", "{dp: 8, global_batch: 8}", "",
+                                "{platform: {base: dgx-a100-80gb, node: {gpu: {base: a100-sxm4-80gb, peak: {}}}}, gpus: 8}");
+  expect_error("run " + peak, peak + ":3:", "peak of gpu 'a100-sxm4-80gb@dgx-a100-80gb' names no precision");
+}

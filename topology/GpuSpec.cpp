@@ -498,10 +498,15 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   YamlNode peak_node = need(m, "peak", over, present);
   if (present) {
     SectionReader peak(peak_node, gpu_peak_section(), "peak of gpu '" + id + "'");
+    bool any = false;
     for (const auto& p : precision_names())
-      if (peak.has(p))
+      if (peak.has(p)) {
         g.peak_flops[parse_precision(p)] = peak.quantity(p);
+        any = true;
+      }
     peak.finish();
+    if (!any) // said where it is written, not as a later check on the precisions' order
+      peak_node.fail("peak of gpu '" + id + "' names no precision", "peak: {bf16: 989TFLOPS, fp8: 1979TFLOPS, ...}");
   } else if (over && g.sms != base->sms) {
     // the tensor cores are in the SMs: fewer SMs of the same design at the same clock are that
     // much less peak (16 of an A100's 108 SMs ran faster than 108 when the peak stayed)

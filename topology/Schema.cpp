@@ -327,9 +327,22 @@ SectionReader::SectionReader(const YamlNode& node, const Section& section) : Sec
 {
 }
 
+namespace {
+
+std::vector<std::string> key_names(const Section& s)
+{
+  std::vector<std::string> out;
+  for (const auto& k : s.keys)
+    out.push_back(k.key);
+  return out;
+}
+
+} // namespace
+
 SectionReader::SectionReader(const YamlNode& node, const Section& section, std::string context)
     : section_(section), map_(node, std::move(context))
 {
+  map_.know(key_names(section));
 }
 
 namespace {
@@ -348,8 +361,11 @@ const YamlNode& layer_node(const Layers& l)
 SectionReader::SectionReader(const Layers& layers, const Section& section, std::string context)
     : section_(section), map_(layer_node(layers), context)
 {
-  if (layers.base && layers.over)
+  map_.know(key_names(section));
+  if (layers.base && layers.over) {
     over_.emplace(*layers.over, std::move(context));
+    over_->know(key_names(section));
+  }
 }
 
 const KeySpec& SectionReader::spec(const std::string& key) const

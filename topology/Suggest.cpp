@@ -54,6 +54,30 @@ std::size_t invalid_utf8_at(const std::string& s)
   return std::string::npos;
 }
 
+const char* invisible(const std::string& three)
+{
+  static const std::pair<const char*, const char*> marks[] = {{"\xEF\xBB\xBF", "<U+FEFF>"}, {"\xE2\x80\x8B", "<U+200B>"},
+                                                              {"\xE2\x80\x8C", "<U+200C>"}, {"\xE2\x80\x8D", "<U+200D>"},
+                                                              {"\xE2\x81\xA0", "<U+2060>"}};
+  for (const auto& [bytes, shown] : marks)
+    if (three == bytes)
+      return shown;
+  return nullptr;
+}
+
+std::string without_invisible(const std::string& s)
+{
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i + 3 <= s.size() && invisible(s.substr(i, 3))) {
+      i += 2;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 std::string printable(const std::string& s)
 {
   std::string out;
@@ -72,6 +96,8 @@ std::string printable(const std::string& s)
       std::snprintf(hex, sizeof hex, "\\x%02X", c);
       out += hex;
       n = 1;
+    } else if (n == 3 && invisible(s.substr(i, 3))) {
+      out += invisible(s.substr(i, 3)); // a byte order mark or a zero-width space, made visible
     } else {
       out.append(s, i, n);
     }

@@ -11,6 +11,11 @@ std::size_t invalid_utf8_at(const std::string& s);
 
 /// `s` made printable on one line: control characters as \n, \r, \t or \xNN, bytes that are
 /// not UTF-8 as \xNN, so an error message never spans lines or stops at a NUL.
+/// The marker of a zero-width character (a byte order mark U+FEFF, U+200B-U+200D, U+2060)
+/// given its three UTF-8 bytes, else nullptr.
+const char* invisible(const std::string& three);
+/// `s` without its zero-width characters.
+std::string without_invisible(const std::string& s);
 std::string printable(const std::string& s);
 
 /// Levenshtein distance between two strings (case-sensitive).

@@ -212,7 +212,10 @@ YamlNode YamlMap::require(const std::string& key)
   // A misspelling of the required key is the likelier mistake: point at it.
   for (auto& [k, v] : node_.entries()) {
     std::string name = k.as_string();
-    if (asked_set_.count(name) == 0 && nearest(name, {key}) == key)
+    if (name != key && without_invisible(name) == key)
+      k.fail("key '" + name + "' has a zero-width character in it (a byte order mark pasted mid-file?)",
+             "'" + key + "' typed plainly");
+    if (asked_set_.count(name) == 0 && known_.count(name) == 0 && nearest(name, {key}) == key)
       k.fail(unknown_name("key", name, {key}, context_), "'" + key + "' (required)");
   }
   node_.fail("missing key '" + key + "' in " + context_, "a mapping with '" + key + "'");

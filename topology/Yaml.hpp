@@ -101,6 +101,9 @@ public:
 
   /// Marks keys as valid without reading them (keys handled elsewhere or documentation-only).
   void allow(const std::vector<std::string>& keys);
+  /// Keys valid in this mapping: a missing required key is not blamed on one of them as its
+  /// misspelling (a platform without name: said "unknown key 'node'; did you mean 'name'?").
+  void know(const std::vector<std::string>& keys) { known_.insert(keys.begin(), keys.end()); }
   /// Throws on the first key (in file order) that no getter asked for.
   void finish() const;
   /// Throws on the first key not in `valid` (a table's keys), and on a key of `valid` that no
@@ -121,6 +124,7 @@ private:
   std::unordered_map<std::string, std::size_t> index_; ///< key -> position in entries_
   std::vector<std::string> asked_;
   std::unordered_set<std::string> asked_set_;
+  std::unordered_set<std::string> known_;
 };
 
 /// "unknown KIND 'KEY' in CONTEXT" with the nearest key of `table` suggested, or, where `hints`
