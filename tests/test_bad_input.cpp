@@ -674,7 +674,7 @@ TEST_CASE("D28: goodput's sweep refuses a misspelt top-level key before any poin
   expect_error("run " + f + " --out " + out, f + ":5:1:", "unknown key 'reliabilty'");
 }
 
-TEST_CASE("D32: validate of a file whose every case cannot be built exits 2 with the case's error; a partial one shows no error for them")
+TEST_CASE("D32: validate of a file whose every case cannot be built exits 2 with the case's error, and a partial one shows no error for them")
 {
   const std::string one_case = "cases:\n- id: a\n  source: test\n  model: gpt3-125m\n"
                                "  cluster: {platform: dgx-a100-80gb, gpus: 8}\n"
