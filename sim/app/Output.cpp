@@ -88,22 +88,6 @@ void check_directory(const std::string& dir, const std::string& flag)
   check_ancestor(dir, flag, dir);
 }
 
-void make_directories(const std::string& dir)
-{
-  if (dir.empty())
-    return;
-  std::string partial;
-  std::size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty())
-      continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
-      throw std::runtime_error("cannot create directory '" + partial + "': " + std::strerror(errno));
-  }
-}
-
 void OutputSet::add(std::string path, std::string contents, std::string flag)
 {
   files_.push_back({std::move(path), std::move(contents), std::move(flag)});
@@ -111,7 +95,7 @@ void OutputSet::add(std::string path, std::string contents, std::string flag)
 
 namespace {
 
-/// The directories make_directories would create for `dir`, outermost first.
+/// The directories that do not exist yet on the way to `dir`, outermost first.
 std::vector<std::string> missing_directories(const std::string& dir)
 {
   std::vector<std::string> out;

@@ -32,12 +32,11 @@ private:
   std::vector<File> files_;
 };
 
-/// Throws ConfigError (on `flag`) unless `path` can be written as a file: not a directory, and
-/// its nearest existing ancestor a writable directory.
+/// Throws ConfigError (on `flag`) unless `path` can be written as a file: a new path or a
+/// regular file (not a directory, device, FIFO or symbolic link), its nearest existing ancestor
+/// a writable directory.
 void check_file(const std::string& path, const std::string& flag);
 /// The same for a directory that will hold output files.
 void check_directory(const std::string& dir, const std::string& flag);
-
-void make_directories(const std::string& dir);
 
 } // namespace clustersim

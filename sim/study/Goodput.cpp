@@ -297,14 +297,14 @@ void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, double
   std::mt19937_64 g(static_cast<std::uint64_t>(spec.seed));
   std::vector<double> walls, ettrs;
   double interruptions = 0;
+  // a trial that runs 50 times the closed form's interruptions is not converging to it
+  const double most = std::max(1e4, 50 * per_trial);
   for (long long i = 0; i < trials; ++i) {
     Replay replay(spec, r, tau, g);
-    // a trial that runs 50 times the closed form's interruptions is not converging to it
-    replay.limit_events(std::max(1e4, 50 * per_trial));
+    replay.limit_events(most);
     Trial t = replay.run();
     if (!t.finished) {
-      out.mc_note = "not run: trial " + std::to_string(i + 1) + " passed " +
-                    std::to_string(static_cast<long long>(std::max(1e4, 50 * per_trial))) +
+      out.mc_note = "not run: trial " + std::to_string(i + 1) + " passed " + std::to_string(static_cast<long long>(most)) +
                     " events, 50 times the closed form's; interruptions outpace the work";
       return;
     }
