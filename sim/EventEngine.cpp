@@ -105,31 +105,23 @@ public:
     if (n >= kMaxEventId || w.collectives().size() >= kMaxEventId)
       throw std::length_error("the event engine names at most 2^29 tasks and calls; this step has " +
                               std::to_string(n) + " tasks and " + std::to_string(w.collectives().size()) + " calls");
-    res_.start.assign(n, -1);
-    res_.end.assign(n, -1);
-    state_.assign(n, kIdle);
-    waiters_.assign(n, 0);
+    assign_huge(res_.start, n, -1.0);
+    assign_huge(res_.end, n, -1.0);
+    assign_huge(state_, n, kIdle);
+    assign_huge(waiters_, n, 0u);
     calls_.resize(w.collectives().size());
-    const WorkloadShape shape = shape_of(w);
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
-      calls_[call].present = shape.present[call];
-    compute_as_delay_ = shape.one_compute_stream;
+      calls_[call].present = w.collectives()[call].present;
+    compute_as_delay_ = w.one_compute_stream();
     if (w.has_host())
       host_.assign(w.ranks(), 0.0);
-    // each task knows its stream's next one: walking a stream then reads memory next to the
-    // task just finished (tasks of one operation on neighbouring ranks were made together),
-    // where the per-stream program lists lie anywhere
-    next_.assign(n, kNoTask);
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     p2p_.resize(streams_.size());
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s) {
         const auto& prog = w.program(r, static_cast<Stream>(s));
-        if (prog.empty())
-          continue;
-        streams_[r * kStreamCount + static_cast<std::size_t>(s)].cur = prog.front();
-        for (std::size_t i = 1; i < prog.size(); ++i)
-          next_[prog[i - 1]] = prog[i];
+        if (!prog.empty())
+          streams_[r * kStreamCount + static_cast<std::size_t>(s)].cur = prog.front();
       }
   }
 
@@ -322,7 +314,8 @@ private:
     const std::uint32_t s = t.rank * kStreamCount + static_cast<std::uint32_t>(t.stream);
     StreamRun& st = streams_[s];
     st.busy = false;
-    st.cur = next_[id];
+    st.cur = w_.next(id); // a stream's next task lies next to the one just finished: tasks of one
+                          // operation on neighbouring ranks were made together
     if (st.cur != kNoTask)
       __builtin_prefetch(&w_.task(st.cur)); // read when the stream advances, a little later
     work_.push_back(s);
@@ -542,7 +535,6 @@ private:
   ExecutionResult res_;
   std::vector<std::uint8_t> state_;
   std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first stream waiting for it
-  std::vector<TaskId> next_;           ///< per task: the next task of its stream, or kNoTask
   std::vector<StreamRun> streams_;
   std::vector<CallRun> calls_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;

@@ -24,29 +24,32 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
   };
   std::map<std::tuple<const ExecPlan*, std::uint32_t, int>, bool> seen;
   std::vector<int> call_user(w.collectives().size(), -1);
-  for (TaskId t = 0; t < w.tasks().size(); ++t) {
+  // calls, then transfers: which resources each user loads does not depend on the order they
+  // are met in (a pass over the calls and the sends, not over every task of the step)
+  for (std::uint32_t c = 0; c < w.collectives().size(); ++c) {
+    const CollectiveCall& call = w.collectives()[c];
+    if (call.present == 0)
+      continue;
+    auto key = std::make_tuple(call.group, static_cast<int>(call.stream));
+    auto [it, inserted] = coll_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+    call_user[c] = it->second;
+    const ExecPlan* plan = plans[c];
+    if (plan->latency_bound)
+      continue; // runs as a delay; its bytes do not load the links (CollectiveEngine)
+    if (!seen.try_emplace(std::make_tuple(plan, call.group, static_cast<int>(call.stream)), true).second)
+      continue;
+    const auto& group = w.groups()[call.group].ranks;
+    for (const auto& ph : plan->phases)
+      for (const auto& f : ph.flows)
+        if (w.simulated(group[f.src]) || w.simulated(group[f.dst]))
+          use(it->second, static_cast<int>(group[f.src]), static_cast<int>(group[f.dst]));
+  }
+  for (TaskId t : w.sends()) {
     const Task& task = w.task(t);
-    if (task.kind == TaskKind::collective && call_user[task.target] < 0) {
-      const CollectiveCall& call = w.collectives()[task.target];
-      auto key = std::make_tuple(call.group, static_cast<int>(task.stream));
-      auto [it, inserted] = coll_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
-      call_user[task.target] = it->second;
-      const ExecPlan* plan = plans[task.target];
-      if (plan->latency_bound)
-        continue; // runs as a delay; its bytes do not load the links (CollectiveEngine)
-      if (!seen.try_emplace(std::make_tuple(plan, call.group, static_cast<int>(task.stream)), true).second)
-        continue;
-      const auto& group = w.groups()[call.group].ranks;
-      for (const auto& ph : plan->phases)
-        for (const auto& f : ph.flows)
-          if (w.simulated(group[f.src]) || w.simulated(group[f.dst]))
-            use(it->second, static_cast<int>(group[f.src]), static_cast<int>(group[f.dst]));
-    } else if (task.kind == TaskKind::send) {
-      auto key = std::make_tuple(task.rank, w.task(task.target).rank, static_cast<int>(task.stream));
-      auto [it, inserted] = p2p_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
-      if (inserted)
-        use(it->second, static_cast<int>(task.rank), static_cast<int>(w.task(task.target).rank));
-    }
+    auto key = std::make_tuple(task.rank, w.task(task.target).rank, static_cast<int>(task.stream));
+    auto [it, inserted] = p2p_user.try_emplace(key, static_cast<int>(coll_user.size() + p2p_user.size()));
+    if (inserted)
+      use(it->second, static_cast<int>(task.rank), static_cast<int>(w.task(task.target).rank));
   }
   auto exclusive = [&](int user) {
     for (int r : user_resources[user])

@@ -28,9 +28,8 @@ public:
     done_.assign(n, 0);
     arrived_.assign(n, 0);
     calls_.resize(w.collectives().size());
-    for (TaskId t = 0; t < n; ++t)
-      if (w.task(t).kind == TaskKind::collective)
-        ++calls_[w.task(t).target].present;
+    for (std::uint32_t call = 0; call < calls_.size(); ++call)
+      calls_[call].present = w.collectives()[call].present;
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
       for (int s = 0; s < kStreamCount; ++s)

@@ -309,6 +309,41 @@ void check_same(const Comparison& c)
 
 } // namespace
 
+TEST_CASE("the workload keeps, as it is built, each stream's next task, each call's members and its sends")
+{
+  Workload w(4);
+  w.simulate_only({0, 1, 2});
+  const Workload::Label label{Category::forward, "k", 0, 0};
+  const TaskId a = w.add_compute(0, 1.0, label, {});
+  const auto [s, r] = w.add_p2p(0, 1, 8.0, Stream::pp_send_fwd, Stream::pp_recv_fwd, label, {a}, {});
+  const TaskId b = w.add_compute(0, 1.0, label, {});
+  const std::uint32_t g = w.add_group({0, 1, 2, 3});
+  const auto members = w.add_collective(CollOp::all_reduce, g, 64.0, Stream::dp, label, {});
+  const TaskId c = w.add_compute(0, 1.0, label, {});
+  CHECK(w.next(a) == b);
+  CHECK(w.next(b) == c);
+  CHECK(w.next(c) == kNoTask);
+  CHECK(w.next(s) == kNoTask);
+  CHECK(w.next(r) == kNoTask);
+  REQUIRE(w.collectives().size() == 1);
+  CHECK(w.collectives()[0].present == 3); // rank 3 is a mirror: no task
+  CHECK(w.collectives()[0].stream == Stream::dp);
+  CHECK(members[3] == kNoTask);
+  REQUIRE(w.sends().size() == 1);
+  CHECK(w.sends()[0] == s);
+  CHECK(w.one_compute_stream());
+  w.add_compute(1, 1.0, label, {}, Stream::tp); // rank 1 computes on the tp stream only: still one
+  CHECK(w.one_compute_stream());
+  w.add_compute(1, 1.0, label, {}); // and now on two
+  CHECK_FALSE(w.one_compute_stream());
+  // what the engines read off the workload is what its tasks say
+  std::vector<std::uint32_t> present(w.collectives().size(), 0);
+  for (const Task& t : w.tasks())
+    if (t.kind == TaskKind::collective)
+      ++present[t.target];
+  CHECK(shape_of(w).present == present);
+}
+
 TEST_CASE("a task is ready when its stream predecessor and its dependencies have ended")
 {
   Workload w(1);

@@ -38,7 +38,10 @@ const char* to_string(CollOp op)
   return coll_op_names()[static_cast<std::size_t>(op)].c_str();
 }
 
-Workload::Workload(std::uint32_t ranks) : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount) {}
+Workload::Workload(std::uint32_t ranks)
+    : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount), compute_stream_(ranks, kStreamCount)
+{
+}
 
 void Workload::simulate_only(const std::vector<std::uint32_t>& ranks)
 {
@@ -106,7 +109,18 @@ TaskId Workload::push(Task t, const TaskIds& deps)
     deps_.push_back(d);
   }
   tasks_.push_back(t);
-  programs_[t.rank * kStreamCount + static_cast<std::size_t>(t.stream)].push_back(id);
+  auto& prog = programs_[t.rank * kStreamCount + static_cast<std::size_t>(t.stream)];
+  if (!prog.empty())
+    next_[prog.back()] = id;
+  prog.push_back(id);
+  next_.push_back(kNoTask);
+  if (t.kind == TaskKind::collective)
+    ++collectives_[t.target].present;
+  if (t.kind == TaskKind::compute) {
+    auto& s = compute_stream_[t.rank];
+    one_compute_stream_ = one_compute_stream_ && (s == kStreamCount || s == static_cast<std::uint8_t>(t.stream));
+    s = static_cast<std::uint8_t>(t.stream);
+  }
   return id;
 }
 
@@ -143,6 +157,7 @@ std::pair<TaskId, TaskId> Workload::add_p2p(std::uint32_t from, std::uint32_t to
   s.micro_batch = label.micro_batch;
   s.name = name_index(label.name);
   TaskId send = push(s, send_deps);
+  sends_.push_back(send);
   Task r = s;
   r.kind = TaskKind::recv;
   r.rank = to;
@@ -165,6 +180,7 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
   c.bytes = bytes;
   c.algo = algo;
   c.category = label.category;
+  c.stream = stream;
   collectives_.push_back(c);
   auto call = static_cast<std::uint32_t>(collectives_.size() - 1);
   std::vector<TaskId> out;
@@ -193,7 +209,8 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
 
 std::size_t Workload::memory_bytes() const
 {
-  std::size_t b = tasks_.capacity() * sizeof(Task) + deps_.capacity() * sizeof(TaskId);
+  std::size_t b =
+      tasks_.capacity() * sizeof(Task) + (deps_.capacity() + next_.capacity() + sends_.capacity()) * sizeof(TaskId) + compute_stream_.size();
   for (const auto& p : programs_)
     b += p.capacity() * sizeof(TaskId) + sizeof(p);
   for (const auto& g : groups_)

@@ -121,6 +121,8 @@ struct CollectiveCall {
   double bytes = 0;
   std::uint16_t algo = 0; ///< 0 = automatic, else an index into Workload::algo_names
   Category category = Category::other;
+  Stream stream = Stream::compute;
+  std::uint32_t present = 0; ///< its simulated members (the tasks it has)
 };
 
 class Workload {
@@ -147,6 +149,12 @@ public:
   /// The task before `id` on its stream, or kNoTask (a stream's ids increase: tasks are
   /// appended to their stream as they are made).
   TaskId previous(TaskId id) const;
+  /// Every send task, in the order they were made.
+  const PodVector<TaskId>& sends() const { return sends_; }
+  /// The task after `id` on its stream, or kNoTask.
+  TaskId next(TaskId id) const { return next_[id]; }
+  /// Whether every rank computes on one stream only (so a GPU never runs two kernels at once).
+  bool one_compute_stream() const { return one_compute_stream_; }
   /// Dependencies of a task.
   const TaskId* deps_begin(TaskId id) const { return deps_.data() + tasks_[id].deps_begin; }
   const TaskId* deps_end(TaskId id) const { return deps_begin(id) + tasks_[id].deps_count; }
@@ -197,7 +205,11 @@ private:
   std::vector<std::uint8_t> simulated_; ///< empty: every rank
   PodVector<Task> tasks_;
   PodVector<TaskId> deps_;
+  PodVector<TaskId> sends_;
+  PodVector<TaskId> next_; ///< per task: the next task of its stream (an engine walks streams by it)
   std::vector<std::vector<TaskId>> programs_;
+  std::vector<std::uint8_t> compute_stream_; ///< per rank: the stream its compute tasks are on
+  bool one_compute_stream_ = true;
   std::vector<RankGroup> groups_;
   std::vector<CollectiveCall> collectives_;
   std::vector<std::string> names_;
