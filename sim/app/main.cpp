@@ -1,4 +1,5 @@
 // clustersim: simulate distributed LLM training on GPU clusters.
+#include "Catalog.hpp"
 #include "Commands.hpp"
 #include "ConfigError.hpp"
 
@@ -14,7 +15,9 @@
 int main(int argc, char** argv)
 {
   CLI::App app{"clustersim: discrete-event simulator of GPU clusters training large language models"};
-  app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
+  // the data root is printed with the version: where an installed binary reads its catalog
+  app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION + "\ndata: " +
+                                        clustersim::data_root());
   clustersim::Action action;
   clustersim::add_commands(app, action);
   try {

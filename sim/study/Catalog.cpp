@@ -7,6 +7,7 @@
 #include <optional>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef CLUSTERSIM_DATA_DIR
 #define CLUSTERSIM_DATA_DIR "."
@@ -26,11 +27,31 @@ bool file_exists(const std::string& path)
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::string installed_data_root()
+{
+  // `cmake --install` puts the binary in PREFIX/bin and its data in PREFIX/share/clustersim
+  std::string exe(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  if (n <= 0)
+    return {};
+  exe.resize(static_cast<std::size_t>(n));
+  const std::string root = directory_of(directory_of(exe)) + "/share/clustersim";
+  return file_exists(root + "/platforms/gpus.yaml") ? root : std::string();
+}
+
+std::string data_root()
+{
+  const char* env = std::getenv("CLUSTERSIM_DATA");
+  if (env && *env)
+    return env;
+  std::string installed = installed_data_root();
+  return installed.empty() ? std::string(CLUSTERSIM_DATA_DIR) : installed;
+}
+
 Catalog Catalog::open()
 {
   Catalog c;
-  const char* env = std::getenv("CLUSTERSIM_DATA");
-  c.root_ = env && *env ? env : CLUSTERSIM_DATA_DIR;
+  c.root_ = data_root();
   c.gpus_ = std::make_shared<GpuCatalog>(GpuCatalog::load(c.platforms_dir() + "/gpus.yaml"));
   c.protocols_ = std::make_shared<ProtocolTable>(ProtocolTable::load(c.platforms_dir() + "/collectives.yaml"));
   c.frameworks_ = std::make_shared<const FrameworkCatalog>(FrameworkCatalog::load(c.platforms_dir() + "/frameworks.yaml"));

@@ -1,7 +1,8 @@
 #pragma once
 /// Where the data files live (platforms/, strategies/models/) and the shared catalogs loaded
-/// from them. The root is $CLUSTERSIM_DATA if set, else the source tree the binary was built
-/// from.
+/// from them. The root is $CLUSTERSIM_DATA if set, else PREFIX/share/clustersim beside an
+/// installed binary in PREFIX/bin (`cmake --install`), else the source tree the binary was
+/// built from.
 
 #include "Framework.hpp"
 #include "GpuSpec.hpp"
@@ -15,6 +16,9 @@
 #include <vector>
 
 namespace clustersim {
+
+/// The data root as Catalog::open() finds it (see above).
+std::string data_root();
 
 class Catalog {
 public:
