@@ -9,7 +9,7 @@
 namespace clustersim {
 
 std::string chrome_trace(const Workload& w, const ExecutionResult& r, const ClusterGraph& cluster,
-                         const std::string& title)
+                         const std::string& title, const TraceRequest& only)
 {
   using Json = nlohmann::ordered_json;
   Json events = Json::array();
@@ -19,7 +19,7 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
   };
   std::vector<bool> named_node(static_cast<std::size_t>(cluster.nodes()), false);
   for (std::uint32_t rank = 0; rank < w.ranks(); ++rank) {
-    if (!w.simulated(rank))
+    if (!w.simulated(rank) || !only.traced(rank))
       continue;
     const int node = cluster.node_of(static_cast<int>(rank));
     if (!named_node[static_cast<std::size_t>(node)]) {
@@ -34,7 +34,7 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
     }
     for (int s = 0; s < kStreamCount; ++s) {
       const auto& prog = w.program(rank, static_cast<Stream>(s));
-      if (prog.empty())
+      if (prog.empty() || !only.traced(static_cast<Stream>(s)))
         continue;
       const int t = tid(rank, per_node, static_cast<Stream>(s));
       events.push_back({{"ph", "M"},
@@ -86,6 +86,28 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
                           {"ts", cursor * 1e6},
                           {"dur", (r.makespan - cursor) * 1e6}});
     }
+  }
+  // transfers between two traced streams: an arrow from the send's start to the receive's end
+  for (TaskId send : w.sends()) {
+    const Task& st = w.task(send);
+    const Task& rt = w.task(st.target);
+    if (!only.traced(st.rank) || !only.traced(rt.rank) || !only.traced(st.stream) || !only.traced(rt.stream))
+      continue;
+    events.push_back({{"ph", "s"},
+                      {"name", w.names()[st.name]},
+                      {"cat", to_string(st.category)},
+                      {"id", send},
+                      {"pid", cluster.node_of(static_cast<int>(st.rank))},
+                      {"tid", tid(st.rank, per_node, st.stream)},
+                      {"ts", r.start[send] * 1e6}});
+    events.push_back({{"ph", "f"},
+                      {"bp", "e"},
+                      {"name", w.names()[st.name]},
+                      {"cat", to_string(st.category)},
+                      {"id", send},
+                      {"pid", cluster.node_of(static_cast<int>(rt.rank))},
+                      {"tid", tid(rt.rank, per_node, rt.stream)},
+                      {"ts", r.end[st.target] * 1e6}});
   }
   Json trace;
   trace["traceEvents"] = std::move(events);

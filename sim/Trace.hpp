@@ -3,17 +3,29 @@
 /// node, a thread per GPU stream, a complete ("X") event per task with its category, layer and
 /// micro-batch, and the compute stream's idle gaps as "idle" events named after what they
 /// waited for. Timestamps are simulated microseconds. In a folded simulation only the
-/// simulated ranks appear (the metadata says so).
+/// simulated ranks appear (the metadata says so). A transfer between two traced streams is also
+/// a flow event ("s" at the send's start, "f" at the receive's end) that viewers draw as an arrow.
 
 #include "ClusterGraph.hpp"
 #include "Executor.hpp"
 #include "Workload.hpp"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace clustersim {
 
+/// What a trace holds (`run --trace-ranks`, `--trace-streams`), and the trace once written.
+struct TraceRequest {
+  std::vector<std::uint8_t> ranks; ///< per rank, 1 = traced; empty: every simulated rank
+  std::uint32_t streams = ~0u;     ///< bit (1 << Stream) per traced stream
+  std::string json;                ///< the trace, written by the simulation
+  bool traced(std::uint32_t rank) const { return ranks.empty() || (rank < ranks.size() && ranks[rank]); }
+  bool traced(Stream s) const { return (streams >> static_cast<unsigned>(s)) & 1u; }
+};
+
 std::string chrome_trace(const Workload& w, const ExecutionResult& r, const ClusterGraph& cluster,
-                         const std::string& title);
+                         const std::string& title, const TraceRequest& only = {});
 
 } // namespace clustersim

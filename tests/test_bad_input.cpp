@@ -847,3 +847,22 @@ TEST_CASE("D40: messages: a huge value is cut, a byte order mark is shown, a mis
                                 "{platform: {base: dgx-a100-80gb, node: {gpu: {base: a100-sxm4-80gb, peak: {}}}}, gpus: 8}");
   expect_error("run " + peak, peak + ":3:", "peak of gpu 'a100-sxm4-80gb@dgx-a100-80gb' names no precision");
 }
+
+TEST_CASE("trace filters: a GPU outside the experiment, a reversed or empty range, an unknown stream, or a filter without --trace")
+{
+  std::string exp = experiment("trace-filter.yaml", "{tp: 2, pp: 2, dp: 2, micro_batch: 1, global_batch: 8}", "",
+                               "{platform: dgx-a100-80gb, gpus: 8}");
+  const std::string none = temp_dir() + "/none.json";
+  const std::string run = "run " + exp + " --trace " + none;
+  expect_error(run + " --trace-ranks 0-8", "command line: --trace-ranks: ",
+               "'0-8' is not a GPU or range of GPUs of this experiment; valid: GPU numbers 0 to 7");
+  expect_error(run + " --trace-ranks 3-1", "command line: --trace-ranks: ", "'3-1' is not a GPU");
+  expect_error(run + " --trace-ranks x", "command line: --trace-ranks: ", "'x' is not a GPU");
+  expect_error(run + " --trace-ranks -1", "command line: --trace-ranks: ", "'-1' is not a GPU");
+  expect_error(run + " --trace-ranks 1,,2", "command line: --trace-ranks: ", "'' is not a GPU");
+  expect_error(run + " --trace-ranks 99999999999999999999999", "command line: --trace-ranks: ", "is not a GPU");
+  expect_error(run + " --trace-streams compte", "command line: --trace-streams: ",
+               "unknown stream 'compte'; did you mean 'compute'?");
+  expect_error("run " + exp + " --trace-ranks 0", "command line: --trace-ranks: ", "--trace-ranks without --trace");
+  CHECK_FALSE(std::ifstream(none).good());
+}

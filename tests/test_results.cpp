@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace clustersim::test;
@@ -129,11 +130,19 @@ training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 16, sequence_paral
   std::map<std::pair<int, int>, double> last_end;
   std::map<std::string, int> categories;
   int complete = 0;
+  std::map<long long, double> flow_start, flow_end; // transfers: id -> the arrow's two ends
   for (const auto& e : j["traceEvents"]) {
     for (const char* key : {"name", "ph", "pid", "tid"})
       REQUIRE(e.contains(key));
     std::string ph = e["ph"];
-    CHECK((ph == "X" || ph == "M"));
+    CHECK((ph == "X" || ph == "M" || ph == "s" || ph == "f"));
+    if (ph == "s" || ph == "f") {
+      CHECK(e["cat"] == "pp_comm");
+      (ph == "s" ? flow_start : flow_end)[e["id"].get<long long>()] = e["ts"].get<double>();
+      if (ph == "f")
+        CHECK(e["bp"] == "e"); // bound to the receive that ends there
+      continue;
+    }
     if (ph != "X")
       continue;
     ++complete;
@@ -157,6 +166,55 @@ training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 16, sequence_paral
   for (const char* cat : {"forward", "backward", "tp_comm", "pp_comm", "dp_comm", "optimizer", "idle"})
     CHECK_MESSAGE(categories[cat] > 0, cat);
   CHECK(j["metadata"]["step_time_s"].get<double>() > 0);
+  // every pipeline transfer is an arrow from its send's start to its receive's end
+  CHECK(flow_start.size() == 2 * 2 * 4 * 4); // 2 directions x 4 micro-batches per replica x 4 replicas x tp 2
+  REQUIRE(flow_start.size() == flow_end.size());
+  for (const auto& [id, ts] : flow_start) {
+    REQUIRE(flow_end.count(id));
+    CHECK(flow_end[id] >= ts);
+  }
+}
+
+TEST_CASE("--trace-ranks and --trace-streams keep a trace to the GPUs and streams asked for")
+{
+  // 64 GPUs, tp 8 pp 2 dp 4: the whole trace, then the first node's 8 GPUs, then their compute
+  // and pipeline streams only
+  std::string exp = write_temp("exp64.yaml", R"(name: traced64
+model: gpt3-1.3b
+cluster: {platform: dgx-a100-80gb, gpus: 64}
+training: {tp: 8, pp: 2, dp: 4, micro_batch: 1, global_batch: 32, sequence_parallel: true}
+)");
+  const std::string all = temp_dir() + "/all.json", eight = temp_dir() + "/eight.json",
+                    some = temp_dir() + "/some.json";
+  REQUIRE(run_cli("run " + exp + " --full --trace " + all).exit_code == 0);
+  auto r = run_cli("run " + exp + " --full --trace " + eight + " --trace-ranks 0-3,4,5-7");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto threads = [](const std::string& file) {
+    std::set<std::string> names;
+    const auto trace = nlohmann::json::parse(read_file(file));
+    for (const auto& e : trace["traceEvents"])
+      if (e.value("name", std::string()) == "thread_name")
+        names.insert(e["args"]["name"].get<std::string>());
+    return names;
+  };
+  const auto every = threads(all), first = threads(eight);
+  CHECK(every.count("gpu63 compute") == 1);
+  CHECK(first.count("gpu7 compute") == 1);
+  CHECK(first.count("gpu8 compute") == 0);
+  for (const std::string& t : first) // "gpuN stream"
+    CHECK_MESSAGE(std::stoi(t.substr(3, t.find(' ') - 3)) < 8, t);
+  CHECK(first.size() * 8 == every.size()); // 8 of 64 GPUs, every stream of each
+  const std::size_t whole = read_file(all).size(), part = read_file(eight).size();
+  MESSAGE("64-GPU trace " << whole << " bytes, 8 GPUs " << part << " bytes");
+  CHECK(part * 6 < whole);
+  // the first node holds stage 0 only: its transfers go to stage 1, outside the filter, so no arrow
+  CHECK(read_file(eight).find("\"ph\":\"s\"") == std::string::npos);
+  r = run_cli("run " + exp + " --full --trace " + some + " --trace-ranks 0,32 --trace-streams compute,pp");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto two = threads(some);
+  CHECK(two == std::set<std::string>{"gpu0 compute", "gpu0 pp_recv_bwd", "gpu0 pp_send_fwd", "gpu32 compute",
+                                     "gpu32 pp_recv_fwd", "gpu32 pp_send_bwd"});
+  CHECK(read_file(some).find("\"ph\":\"s\"") != std::string::npos); // gpu0 -> gpu32 is a stage's hop
 }
 
 TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns")

@@ -108,6 +108,74 @@ void check_slurm_flags(const Options& o)
 
 } // namespace
 
+/// The trace's filters from --trace-ranks ("0-7,64") and --trace-streams ("compute,pp").
+static TraceRequest trace_request(const std::string& trace, const std::string& ranks, const std::string& streams, int gpus)
+{
+  TraceRequest r;
+  for (const auto& [flag, text] : {std::pair<const char*, const std::string*>{"--trace-ranks", &ranks},
+                                   {"--trace-streams", &streams}})
+    if (!text->empty() && trace.empty())
+      throw ConfigError(command_line(flag), std::string(flag) + " without --trace", std::string("--trace FILE.json ") + flag + " ...");
+  auto items = [](const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    for (;;) {
+      const std::size_t comma = list.find(',', at);
+      out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+      if (comma == std::string::npos)
+        return out;
+      at = comma + 1;
+    }
+  };
+  if (!ranks.empty()) {
+    r.ranks.assign(static_cast<std::size_t>(gpus), 0);
+    const std::string valid = "GPU numbers 0 to " + std::to_string(gpus - 1) + " and ranges A-B, separated by commas";
+    for (const std::string& item : items(ranks)) {
+      const std::size_t dash = item.find('-');
+      long long a = -1, b = -1;
+      try {
+        std::size_t used = 0;
+        const std::string first = item.substr(0, dash);
+        a = std::stoll(first, &used);
+        if (used != first.size() || first.find_first_not_of("0123456789") != std::string::npos)
+          a = -1;
+        b = a;
+        if (dash != std::string::npos) {
+          const std::string last = item.substr(dash + 1);
+          b = std::stoll(last, &used);
+          if (used != last.size() || last.find_first_not_of("0123456789") != std::string::npos)
+            b = -1;
+        }
+      } catch (const std::exception&) {
+        a = -1;
+      }
+      if (a < 0 || b < 0 || b < a || b >= gpus)
+        throw ConfigError(command_line("--trace-ranks"), "'" + item + "' is not a GPU or range of GPUs of this experiment",
+                          valid);
+      for (long long g = a; g <= b; ++g)
+        r.ranks[static_cast<std::size_t>(g)] = 1;
+    }
+  }
+  if (!streams.empty()) {
+    r.streams = 0;
+    std::vector<std::string> names{"pp"};
+    for (int s = 0; s < kStreamCount; ++s)
+      names.push_back(to_string(static_cast<Stream>(s)));
+    for (const std::string& item : items(streams)) {
+      std::uint32_t bits = 0;
+      for (int s = 0; s < kStreamCount; ++s) {
+        const std::string name = to_string(static_cast<Stream>(s));
+        if (item == name || (item == "pp" && name.compare(0, 3, "pp_") == 0))
+          bits |= 1u << s;
+      }
+      if (bits == 0)
+        throw ConfigError(command_line("--trace-streams"), unknown_name("stream", item, names), join(names));
+      r.streams |= bits;
+    }
+  }
+  return r;
+}
+
 void add_run_command(CLI::App& app, Action& action)
 {
   struct Options {
@@ -118,6 +186,8 @@ void add_run_command(CLI::App& app, Action& action)
     std::string shard;
     int jobs = 0;
     std::string trace;
+    std::string trace_ranks;
+    std::string trace_streams;
     bool kernels = false;
     bool allow_oom = false;
     bool strict = false;
@@ -135,6 +205,9 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_option("--shard", opt->shard, "sweeps: run the points with index % N == I (I/N)");
   cmd->add_option("--jobs", opt->jobs, "sweeps: simulations in parallel (default: all cores)");
   cmd->add_option("--trace", opt->trace, "write a Chrome/Perfetto trace of the step to FILE.json");
+  cmd->add_option("--trace-ranks", opt->trace_ranks, "--trace: only these GPUs, e.g. 0-7,64 (default: every one simulated)");
+  cmd->add_option("--trace-streams", opt->trace_streams,
+                  "--trace: only these streams, e.g. compute,pp (default: all; pp is the four pipeline streams)");
   cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
   cmd->add_flag("--allow-oom", opt->allow_oom,
                 "exit 0 when the step does not fit in GPU memory (default: exit 3, after the report)");
@@ -193,7 +266,7 @@ void add_run_command(CLI::App& app, Action& action)
           throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);
         std::fprintf(stderr, "%s\n", w.line().c_str());
       }
-      std::string trace;
+      TraceRequest trace = trace_request(opt->trace, opt->trace_ranks, opt->trace_streams, e.gpus);
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";
       std::string text = format_report(m) + (opt->kernels ? format_kernels(e) : std::string());
@@ -203,7 +276,7 @@ void add_run_command(CLI::App& app, Action& action)
         out.add(opt->out + "/report.txt", text, "--out");
       }
       if (!opt->trace.empty())
-        out.add(opt->trace, trace, "--trace");
+        out.add(opt->trace, trace.json, "--trace");
       out.commit();
       std::cout << (opt->json ? json : text);
       if (!m.memory.fits && !opt->allow_oom) {

@@ -210,7 +210,7 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
 
 } // namespace
 
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace, ExecutionResult* result)
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace, ExecutionResult* result)
 {
   // fewer GPUs than a node: one node, the rest of its GPUs idle
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
@@ -256,7 +256,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string
   m.engine = mode.analytic ? "timeline" : e.engine;
   m.network = network_load(plan.workload, collectives, m.step_time_s);
   if (trace)
-    *trace = chrome_trace(plan.workload, res, cluster, e.name);
+    trace->json = chrome_trace(plan.workload, res, cluster, e.name, *trace);
   if (result)
     *result = std::move(res);
   return m;
@@ -319,7 +319,7 @@ Percentiles percentiles(std::vector<double> v)
 
 /// Runs `e` at each of its seeds (in children), then the median seed here; returns that run
 /// with the band.
-RunMetrics simulate_seeds(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+RunMetrics simulate_seeds(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace)
 {
   const std::uint32_t first = e.platform.fabric.seed;
   std::vector<RunMetrics> runs;
@@ -353,7 +353,7 @@ RunMetrics simulate_seeds(const ExperimentSpec& e, const Catalog& catalog, std::
 
 } // namespace
 
-RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::string* trace)
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace)
 {
   ExperimentSpec base = baseline_of(e);
   double base_per_gpu = 0;

@@ -7,6 +7,7 @@
 #include "Executor.hpp"
 #include "Experiment.hpp"
 #include "NetworkLoad.hpp"
+#include "Trace.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -87,12 +88,12 @@ struct RunMetrics {
 /// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it
 /// once per process). With `trace`, also writes there a Chrome/Perfetto trace of the step; with
 /// `result`, every task's times (for tests that compare engines).
-RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr,
+RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace = nullptr,
                     ExecutionResult* result = nullptr);
 /// Simulates in a forked child.
 RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog);
 /// Simulates the experiment and its scaling baseline (in a child) and fills scaling_efficiency.
-RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, std::string* trace = nullptr);
+RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace = nullptr);
 /// The baseline experiment: same per-replica work on `baseline_gpus` (default one node).
 ExperimentSpec baseline_of(const ExperimentSpec& e);
 
