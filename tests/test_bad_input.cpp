@@ -866,3 +866,10 @@ TEST_CASE("trace filters: a GPU outside the experiment, a reversed or empty rang
   expect_error("run " + exp + " --trace-ranks 0", "command line: --trace-ranks: ", "--trace-ranks without --trace");
   CHECK_FALSE(std::ifstream(none).good());
 }
+
+TEST_CASE("collective --plot into a path that is a file is refused before any point runs")
+{
+  const std::string file = write_temp("not-a-dir", "x");
+  expect_error("collective --op all_reduce --platform dgx-a100-80gb --gpus 8 --sizes 1MiB --plot " + file,
+               "command line: --plot: ", "is not a directory");
+}

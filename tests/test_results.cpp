@@ -217,6 +217,24 @@ training: {tp: 8, pp: 2, dp: 4, micro_batch: 1, global_batch: 32, sequence_paral
   CHECK(read_file(some).find("\"ph\":\"s\"") != std::string::npos); // gpu0 -> gpu32 is a stage's hop
 }
 
+TEST_CASE("collective --plot draws bus bandwidth against size, a line per GPU count, in GPU-count order")
+{
+  const std::string out = temp_dir();
+  auto r = run_cli("collective --op all_reduce --platform dgx-a100-80gb --gpus 8,16 --sizes 1MiB:16MiB --plot " + out);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(read_file(out + "/collective-all_reduce.png").size() > 10000);
+  const std::string svg = read_file(out + "/collective-all_reduce.svg");
+  CHECK(svg.find("bus bandwidth (GB/s)") != std::string::npos);
+  CHECK(svg.find("size per rank (bytes)") != std::string::npos);
+  CHECK(svg.find("all_reduce bus bandwidth on dgx-a100-80gb") != std::string::npos);
+  CHECK(svg.find("MiB") != std::string::npos); // sizes read as nccl-tests users write them
+  const auto eight = svg.find("gpus 8<"), sixteen = svg.find("gpus 16<");
+  REQUIRE(eight != std::string::npos);
+  REQUIRE(sixteen != std::string::npos);
+  CHECK(eight < sixteen);
+  CHECK(r.out.find("busbw(GB/s)") != std::string::npos); // the table is printed as without --plot
+}
+
 TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns")
 {
   std::string exp = write_temp("sweep.yaml", kSweep);

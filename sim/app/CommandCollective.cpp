@@ -8,6 +8,8 @@
 #include "Experiment.hpp"
 #include "Registry.hpp"
 #include "Isolated.hpp"
+#include "Output.hpp"
+#include "Plot.hpp"
 #include "Suggest.hpp"
 #include "Units.hpp"
 
@@ -87,6 +89,7 @@ struct CollectiveOptions {
   int jobs = 0;
   std::string faults; ///< a faults: section's file (links only)
   std::string format = "table"; ///< table | nccl-tests
+  std::string plot;             ///< a directory for the bus-bandwidth figure, or empty
 };
 
 /// nccl-tests' number cell: the widest of %.2f, %.1f, %.0f that fits `width`, else exponent form
@@ -203,6 +206,8 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
 {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   std::ostringstream table, nccl;
+  CsvTable points_table; // the figure's data: bus bandwidth against size, a line per GPU count
+  points_table.header = {"gpus", "bytes", "busbw_GBps"};
   std::size_t k = 0;
   for (int n : counts) {
     std::vector<TimedPoint> points;
@@ -225,6 +230,9 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
                     j["algo"].get<std::string>().c_str(), t * 1e6, algbw, busbw);
       table << buf;
       points.push_back({s, t, algbw, busbw});
+      char bw[32];
+      std::snprintf(bw, sizeof bw, "%.6g", busbw);
+      points_table.rows.push_back({std::to_string(n), std::to_string(static_cast<long long>(s)), bw});
       rows.push_back({{"op", o.op},
                       {"gpus", n},
                       {"bytes", s},
@@ -234,6 +242,19 @@ int print_points(const CollectiveOptions& o, const PlatformSpec& p, CollOp op, c
                       {"busbw_GBps", busbw}});
     }
     nccl << nccl_tests_block(o.op, n, p.name, points);
+  }
+  if (!o.plot.empty()) {
+    PlotSpec spec;
+    spec.kind = "line";
+    spec.x = "bytes";
+    spec.y = "busbw_GBps";
+    spec.series = "gpus";
+    spec.file = "collective-" + o.op;
+    spec.title = o.op + " bus bandwidth on " + p.name + " (simulated, algorithm " + o.algo + ")";
+    OutputSet out;
+    for (auto& [path, bytes] : draw(points_table, spec, o.plot))
+      out.add(path, std::move(bytes), "--plot");
+    out.commit();
   }
   std::cout << (o.json ? rows.dump(2) + "\n" : o.format == "nccl-tests" ? nccl.str() : table.str());
   return 0;
@@ -249,6 +270,13 @@ int collective_command(const CollectiveOptions& o)
   if (o.jobs != 0)
     int_argument(o.jobs, "--jobs", 1, 4096);
   choice_argument(o.format, {"table", "nccl-tests"}, "--format", "output format");
+  if (!o.plot.empty()) { // checked before any point runs
+    check_directory(o.plot, "--plot");
+    OutputSet planned;
+    planned.add(o.plot + "/collective-" + o.op + ".png", "", "--plot");
+    planned.add(o.plot + "/collective-" + o.op + ".svg", "", "--plot");
+    planned.check();
+  }
   const auto& ops = coll_op_names();
   auto op_it = std::find(ops.begin(), ops.end(), o.op);
   if (op_it == ops.end())
@@ -308,6 +336,8 @@ void add_collective_command(CLI::App& app, Action& action)
   cmd->add_option("--format", opt->format,
                   "table (default: with the algorithm per row) | nccl-tests (nccl-tests' own columns and footer)");
   cmd->add_option("--jobs", opt->jobs, "parallel simulations (default: all cores)");
+  cmd->add_option("--plot", opt->plot,
+                  "write DIR/collective-OP.png and .svg: bus bandwidth against size, a line per GPU count");
   cmd->add_option("--faults", opt->faults,
                   "YAML file with the links: of an experiment's faults: section (degraded or failed links)");
   cmd->callback([opt, &action] { action = [opt] { return collective_command(*opt); }; });

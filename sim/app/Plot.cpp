@@ -162,6 +162,17 @@ Rows plotted_rows(const CsvTable& t, const PlotSpec& spec)
   return ok;
 }
 
+/// An axis label for a column: with its unit where the column's name carries one.
+std::string axis_label(const std::string& col)
+{
+  static const std::map<std::string, std::string> known{{"gpus", "GPUs"},
+                                                        {"bytes", "size per rank (bytes)"},
+                                                        {"busbw_GBps", "bus bandwidth (GB/s)"},
+                                                        {"algbw_GBps", "algorithm bandwidth (GB/s)"}};
+  auto it = known.find(col);
+  return it != known.end() ? it->second : col;
+}
+
 /// scaling and line: one line per series.
 void line_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const std::string& tmp, Figure& f)
 {
@@ -169,7 +180,14 @@ void line_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const 
   const std::string ycol = spec.kind == "scaling" ? "scaling_efficiency" : spec.y;
   std::size_t xi = column_of(t, xcol);
   std::size_t yi = column_of(t, ycol);
-  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  // "gpus 8" before "gpus 64": names that differ in a trailing number go in its order
+  auto natural = [](const std::string& a, const std::string& b) {
+    const std::size_t i = a.find_last_not_of("0123456789.") + 1, j = b.find_last_not_of("0123456789.") + 1;
+    if (a.compare(0, i, b, 0, j) != 0 || i == a.size() || j == b.size())
+      return a < b;
+    return std::atof(a.c_str() + i) < std::atof(b.c_str() + j);
+  };
+  std::map<std::string, std::vector<std::pair<double, double>>, decltype(natural)> series(natural);
   for (const auto* r : ok) {
     std::string key = spec.series.empty() ? "simulated"
                                           : spec.series.substr(spec.series.find_last_of('.') + 1) + " " +
@@ -192,10 +210,11 @@ void line_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const 
   if (spec.kind == "scaling")
     parts.push_back("100 with lines dt 2 lc rgb 'gray40' title 'ideal'");
   f.plot_cmd = "plot " + join(parts, ", ");
-  f.xlabel = xcol == "gpus" ? "GPUs" : xcol;
-  f.ylabel = spec.kind == "scaling" ? "Scaling efficiency (%)" : ycol;
-  f.script << (xcol == "gpus" ? "set logscale x 2\n" : "") << (spec.kind == "scaling" ? "set yrange [0:110]\n" : "")
-           << "set key bottom left\n";
+  f.xlabel = axis_label(xcol);
+  f.ylabel = spec.kind == "scaling" ? "Scaling efficiency (%)" : axis_label(ycol);
+  f.script << (xcol == "gpus" || xcol == "bytes" ? "set logscale x 2\n" : "")
+           << (xcol == "bytes" ? "set format x '%.0b %BB'\n" : "") << (spec.kind == "scaling" ? "set yrange [0:110]\n" : "")
+           << (xcol == "bytes" ? "set key top left\n" : "set key bottom left\n");
 }
 
 const std::vector<std::pair<std::string, std::string>>& time_parts()
