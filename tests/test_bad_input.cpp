@@ -873,3 +873,9 @@ TEST_CASE("collective --plot into a path that is a file is refused before any po
   expect_error("collective --op all_reduce --platform dgx-a100-80gb --gpus 8 --sizes 1MiB --plot " + file,
                "command line: --plot: ", "is not a directory");
 }
+
+TEST_CASE("platform show --svg into a directory is refused and writes nothing")
+{
+  const std::string dir = temp_dir();
+  expect_error("platform show dgx-h100 --gpus 16 --svg " + dir, "command line: --svg: ", "");
+}

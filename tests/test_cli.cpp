@@ -414,3 +414,27 @@ TEST_CASE("memory and estimate reject bad arguments with exit 2")
   auto states = run_cli("memory --params 7e9 --gpu b200 --state-bytes 2,2");
   CHECK(states.exit_code == 2);
 }
+
+TEST_CASE("platform show --svg draws the fabric by tier with nodes and switches folded, legible at 1,024 GPUs")
+{
+  const std::string big = temp_dir() + "/rail.svg", small = temp_dir() + "/small.svg";
+  auto r = run_cli("platform show dgx-h100 --gpus 1024 --svg " + big);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string svg = read_file(big);
+  CHECK(svg.rfind("<svg ", 0) == 0);
+  CHECK(svg.size() >= 7);
+  CHECK(svg.compare(svg.size() - 7, 7, "</svg>\n") == 0);
+  CHECK(svg.size() < 20000); // folded: the drawing does not grow with the cluster
+  for (const char* text : {"16 spine switches", "32 leaf switches", "128 nodes: 8 GPUs", "8 NICs each", "124 more",
+                           "node 127", "1024 links of 50.0 GB/s each way"})
+    CHECK_MESSAGE(svg.find(text) != std::string::npos, text);
+  // rail-optimized: node 0's NICs reach leaves 0-7 only, so leaf 31 is drawn joined to node 127, not to node 0
+  const auto lines = static_cast<std::size_t>(std::count(svg.begin(), svg.end(), '\n'));
+  r = run_cli("platform show dgx-h100 --gpus 16 --svg " + small);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string two = read_file(small);
+  CHECK(two.find("2 nodes") != std::string::npos);
+  CHECK(two.find("node 1<") != std::string::npos); // two nodes: both drawn, none folded
+  CHECK(two.find("node 2<") == std::string::npos);
+  CHECK(static_cast<std::size_t>(std::count(two.begin(), two.end(), '\n')) < lines);
+}

@@ -23,4 +23,11 @@ void write_dot(std::ostream& out, const ClusterGraph& cg);
 constexpr int kMaxXmlGpus = 512;
 void write_simgrid_xml(std::ostream& out, const ClusterGraph& cg, Precision precision);
 
+/// An SVG of the fabric by tier, for people: a row per switch tier and one for the nodes, each
+/// row showing at most five of its members (the first three, "...", the last) under a caption
+/// that counts them ("128 nodes: 8 GPUs, 4 NVSwitches, 8 NICs each"), and between two rows the
+/// links that join them, counted with their bandwidth per direction. Its size does not grow
+/// with the cluster: 1,024 GPUs draw as legibly as 16.
+void write_fabric_svg(std::ostream& out, const ClusterGraph& cg);
+
 } // namespace clustersim

@@ -121,6 +121,7 @@ void add_platform_command(CLI::App& app, Action& action)
     bool json = false;
     std::string dot;
     std::string xml;
+    std::string svg;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* show =
@@ -130,6 +131,7 @@ void add_platform_command(CLI::App& app, Action& action)
   show->add_flag("--json", opt->json, "print the facts as JSON");
   show->add_option("--dot", opt->dot, "write the graph as Graphviz DOT to FILE");
   show->add_option("--xml", opt->xml, "write a SimGrid platform XML to FILE");
+  show->add_option("--svg", opt->svg, "draw the fabric by tier to FILE.svg, nodes and switches folded");
   show->callback([opt, show, &action] {
     const bool gpus_given = show->count("--gpus") > 0;
     action = [opt, gpus_given] {
@@ -139,6 +141,8 @@ void add_platform_command(CLI::App& app, Action& action)
         check_file(opt->dot, "--dot");
       if (!opt->xml.empty())
         check_file(opt->xml, "--xml");
+      if (!opt->svg.empty())
+        check_file(opt->svg, "--svg");
       Catalog c = Catalog::open();
       PlatformSpec p = c.platform(opt->name, command_line("platform show"));
       for (const ConfigWarning& w : p.warnings)
@@ -163,6 +167,12 @@ void add_platform_command(CLI::App& app, Action& action)
         write_simgrid_xml(s, cg, prec);
         out.add(opt->xml, s.str(), "--xml");
       }
+      if (!opt->svg.empty()) {
+        std::ostringstream s;
+        write_fabric_svg(s, cg);
+        out.add(opt->svg, s.str(), "--svg");
+      }
+      out.check();
       out.commit();
       std::cout << (opt->json ? facts_json(cg, f).dump(2) + "\n" : facts_text(cg, f));
       return 0;
