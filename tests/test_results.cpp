@@ -235,6 +235,57 @@ TEST_CASE("collective --plot draws bus bandwidth against size, a line per GPU co
   CHECK(r.out.find("busbw(GB/s)") != std::string::npos); // the table is printed as without --plot
 }
 
+TEST_CASE("a figure without a title is titled after its experiment, axes say their units, and bars carry their values")
+{
+  std::string exp = write_temp("titled.yaml", R"(name: titled-sweep
+model: gpt3-125m
+cluster: {platform: dgx-a100-80gb, gpus: 8}
+training: {micro_batch: 2, precision: bf16, flash_attention: true}
+sweep:
+  axes:
+    cluster.gpus: [8, 16]
+plot:
+  - {kind: breakdown}
+  - {kind: bars, y: tokens_per_s_per_gpu, file: throughput}
+  - {kind: line, x: gpus, y: time_to_train_days, file: days}
+)");
+  std::string out = temp_dir();
+  auto r = run_cli("run " + exp + " --out " + out);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string breakdown = read_file(out + "/breakdown.svg"), bars = read_file(out + "/throughput.svg"),
+                    days = read_file(out + "/days.svg");
+  CHECK(breakdown.find("titled-sweep: Step time breakdown") != std::string::npos);
+  CHECK(bars.find("titled-sweep: tokens/s per GPU") != std::string::npos);
+  CHECK(days.find("titled-sweep: time to train (days) against GPUs") != std::string::npos);
+  CHECK(days.find(">time to train (days)<") != std::string::npos); // the y axis, with its unit
+  CHECK(bars.find(">sweep point<") != std::string::npos);           // not "layout"
+  // each bar's value above it, as the results have it (3 significant digits)
+  std::istringstream csv(read_file(out + "/results.csv"));
+  auto cells = [](const std::string& line) {
+    std::vector<std::string> c;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');)
+      c.push_back(cell);
+    return c;
+  };
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  const auto header = cells(line);
+  const auto col = static_cast<std::size_t>(
+      std::find(header.begin(), header.end(), "tokens_per_s_per_gpu") - header.begin());
+  REQUIRE(col < header.size());
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    const auto row = cells(line);
+    REQUIRE(row.size() > col);
+    char v[32];
+    std::snprintf(v, sizeof v, ">%.3g<", std::atof(row[col].c_str()));
+    CHECK_MESSAGE(bars.find(v) != std::string::npos, v);
+    ++rows;
+  }
+  CHECK(rows == 2);
+}
+
 TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns")
 {
   std::string exp = write_temp("sweep.yaml", kSweep);

@@ -253,7 +253,7 @@ int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec&
   OutputSet files;
   files.add(o.out + "/results.csv", csv, "--out");
   files.add(o.out + "/results.json", rows_to_json(name, rows, sweep.points), "--out");
-  for (auto& [file, contents] : draw_plots(plots, csv, o.out))
+  for (auto& [file, contents] : draw_plots(plots, csv, o.out, name))
     files.add(file, contents, "--out");
   files.commit();
   std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)\n", o.out.c_str(), o.out.c_str(),

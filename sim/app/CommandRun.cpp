@@ -66,7 +66,7 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
   files.add(out + "/results.json", rows_to_json(result.name, result.rows, sweep.points), "--out");
   std::size_t figures = 0;
   if (o.shards == 1)
-    for (auto& [file, contents] : draw_plots(plots, csv, out)) {
+    for (auto& [file, contents] : draw_plots(plots, csv, out, result.name)) {
       files.add(file, contents, "--out");
       ++figures;
     }

@@ -2,6 +2,7 @@
 
 #include "Suggest.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -165,12 +166,38 @@ Rows plotted_rows(const CsvTable& t, const PlotSpec& spec)
 /// An axis label for a column: with its unit where the column's name carries one.
 std::string axis_label(const std::string& col)
 {
-  static const std::map<std::string, std::string> known{{"gpus", "GPUs"},
-                                                        {"bytes", "size per rank (bytes)"},
-                                                        {"busbw_GBps", "bus bandwidth (GB/s)"},
-                                                        {"algbw_GBps", "algorithm bandwidth (GB/s)"}};
+  static const std::map<std::string, std::string> known{
+      {"gpus", "GPUs"},
+      {"bytes", "size per rank (bytes)"},
+      {"busbw_GBps", "bus bandwidth (GB/s)"},
+      {"algbw_GBps", "algorithm bandwidth (GB/s)"},
+      {"mfu", "MFU (fraction of peak)"},
+      {"hfu", "HFU (fraction of peak)"},
+      {"scaling_efficiency", "scaling efficiency (fraction)"},
+      {"tokens_per_s", "tokens/s"},
+      {"tokens_per_s_per_gpu", "tokens/s per GPU"},
+      {"tflops_per_gpu_model", "model TFLOP/s per GPU"},
+      {"tflops_per_gpu_hardware", "hardware TFLOP/s per GPU"},
+      {"time_to_train_days", "time to train (days)"},
+      {"energy_mwh", "energy (MWh)"},
+      {"gpu_hours", "GPU-hours"},
+      {"global_batch", "global batch (sequences)"},
+      {"micro_batch", "micro-batch (sequences)"}};
   auto it = known.find(col);
-  return it != known.end() ? it->second : col;
+  if (it != known.end())
+    return it->second;
+  // the rest as the results name them, the unit taken from the suffix
+  std::string name = col.substr(col.find_last_of('.') + 1);
+  std::string unit;
+  for (const auto& [suffix, u] : {std::pair<std::string, std::string>{"_s", "s"}, {"_bytes", "bytes"}, {"_usd", "USD"},
+                                  {"_days", "days"}, {"_load", "fraction of capacity"}})
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name.resize(name.size() - suffix.size());
+      unit = u;
+      break;
+    }
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return unit.empty() ? name : name + " (" + unit + ")";
 }
 
 /// scaling and line: one line per series.
@@ -254,11 +281,19 @@ std::pair<double, double> write_bars(const CsvTable& t, const PlotSpec& spec, co
     out << gp_quote(label);
     auto cell = [&](const std::string& col) { return std::atof((*r)[column_of(t, col)].c_str()); };
     if (spec.kind == "breakdown") {
-      for (const auto& p : time_parts())
+      double total = 0;
+      for (const auto& p : time_parts()) {
         out << " " << cell(p.first);
+        total += cell(p.first);
+      }
+      out << " " << total; // the stack's height, printed above it
     } else if (spec.kind == "memory") {
-      for (const auto& p : memory_parts())
+      double total = 0;
+      for (const auto& p : memory_parts()) {
         out << " " << cell(p.first) / 1073741824.0;
+        total += cell(p.first) / 1073741824.0;
+      }
+      out << " " << total;
       capacity = std::max(capacity, cell("memory_capacity_bytes") / 1073741824.0);
       peak = std::max(peak, cell("peak_memory_bytes") / 1073741824.0);
     } else if (spec.kind == "bars") {
@@ -302,25 +337,58 @@ void bar_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const s
         clip_note = range;
       }
     }
+    // each stack's total above it
+    cols.push_back("'' using 0:" + std::to_string(list.size() + 2) + ":(sprintf('%.3g', $" +
+                   std::to_string(list.size() + 2) + ")) with labels offset 0,0.8 notitle");
     f.plot_cmd = "plot " + join(cols, ", ");
     f.ylabel = spec.kind == "breakdown" ? "Step time (s)" : "Memory per GPU (GiB)";
   } else if (spec.kind == "bars") {
     f.script << "set style histogram clustered\nset yrange [0:*]\n";
-    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title " + gp_quote(spec.y);
-    f.ylabel = spec.y;
+    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title " + gp_quote(axis_label(spec.y)) +
+                 ", '' using 0:2:(sprintf('%.3g', $2)) with labels offset 0,0.8 notitle";
+    f.ylabel = axis_label(spec.y);
   } else {
     f.script << "set style histogram clustered\nset yrange [0:*]\n";
-    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title 'MFU'";
+    f.plot_cmd = "plot " + gp_quote(file) + " using 2:xtic(1) title 'MFU', '' using 0:2:(sprintf('%.1f', $2)) "
+                 "with labels offset 0,0.8 notitle";
     f.ylabel = "MFU (%)";
   }
-  f.xlabel = (spec.x.empty() ? "layout" : spec.x) + clip_note;
+  // what names the bars: the x column, else the label columns (the sweep's axes by default)
+  std::vector<std::string> named;
+  for (const auto& col : spec.labels)
+    named.push_back(axis_label(col));
+  f.xlabel = (!spec.x.empty() ? axis_label(spec.x) : named.empty() ? std::string("sweep point") : join(named, ", ")) +
+             clip_note;
+}
+
+/// What a figure shows, for its default title.
+std::string describe_kind(const PlotSpec& spec)
+{
+  if (spec.kind == "scaling")
+    return "Scaling efficiency";
+  if (spec.kind == "breakdown")
+    return "Step time breakdown";
+  if (spec.kind == "mfu")
+    return "MFU";
+  if (spec.kind == "memory")
+    return "Memory per GPU";
+  const std::string y = axis_label(spec.y);
+  return spec.kind == "line" ? y + " against " + axis_label(spec.x.empty() ? "gpus" : spec.x) : y;
+}
+
+/// The spec with its default title: the experiment's name and what the figure shows.
+PlotSpec titled(PlotSpec spec, const std::string& experiment)
+{
+  if (spec.title.empty() && !experiment.empty())
+    spec.title = experiment + ": " + describe_kind(spec);
+  return spec;
 }
 
 /// Runs gnuplot on the figure: PNG and SVG, returned as (path, bytes).
 std::vector<std::pair<std::string, std::string>> render(const PlotSpec& spec, const Figure& f, const std::string& tmp,
                                                         const std::string& outdir)
 {
-  const std::string title = spec.title.empty() ? spec.kind : spec.title;
+  const std::string title = spec.title.empty() ? describe_kind(spec) : spec.title;
   std::string common = f.script.str() + (spec.log_y ? "set logscale y\nset yrange [*:*]\n" : "") + "set title " +
                        gp_quote(title) + "\nset xlabel " + gp_quote(f.xlabel) + "\nset ylabel " + gp_quote(f.ylabel) +
                        "\nset grid ytics\n"
@@ -368,14 +436,14 @@ std::vector<std::pair<std::string, std::string>> draw(const CsvTable& t, const P
 }
 
 std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& csv,
-                                                            const std::string& outdir)
+                                                            const std::string& outdir, const std::string& experiment)
 {
   std::vector<std::pair<std::string, std::string>> files;
   if (specs.empty())
     return files;
   CsvTable t = parse_csv(csv, outdir + "/results.csv");
   for (const auto& spec : specs)
-    for (auto& f : draw(t, spec, outdir))
+    for (auto& f : draw(t, titled(spec, experiment), outdir))
       files.push_back(std::move(f));
   return files;
 }

@@ -33,8 +33,9 @@ CsvTable parse_csv(const std::string& text, const std::string& file);
 std::vector<std::pair<std::string, std::string>> draw(const CsvTable& table, const PlotSpec& spec,
                                                       const std::string& outdir);
 
-/// The figures of an experiment's `plot:` section (parse_plots) for its results.csv.
+/// The figures of an experiment's `plot:` section (parse_plots) for its results.csv; a figure
+/// without a title is titled "EXPERIMENT: what it shows".
 std::vector<std::pair<std::string, std::string>> draw_plots(const std::vector<PlotSpec>& specs, const std::string& csv,
-                                                            const std::string& outdir);
+                                                            const std::string& outdir, const std::string& experiment);
 
 } // namespace clustersim
