@@ -47,6 +47,10 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
       double cursor = 0;
       for (TaskId id : prog) {
         const Task& task = w.task(id);
+        if (!only.traced_micro_batch(task.micro_batch)) {
+          cursor = std::max(cursor, r.end[id]); // left out, and not an idle gap of the stream either
+          continue;
+        }
         double start = r.start[id];
         double end = r.end[id];
         if (s == 0 && start > cursor) {
@@ -91,7 +95,8 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
   for (TaskId send : w.sends()) {
     const Task& st = w.task(send);
     const Task& rt = w.task(st.target);
-    if (!only.traced(st.rank) || !only.traced(rt.rank) || !only.traced(st.stream) || !only.traced(rt.stream))
+    if (!only.traced(st.rank) || !only.traced(rt.rank) || !only.traced(st.stream) || !only.traced(rt.stream) ||
+        !only.traced_micro_batch(st.micro_batch))
       continue;
     events.push_back({{"ph", "s"},
                       {"name", w.names()[st.name]},

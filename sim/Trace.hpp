@@ -20,9 +20,16 @@ namespace clustersim {
 struct TraceRequest {
   std::vector<std::uint8_t> ranks; ///< per rank, 1 = traced; empty: every simulated rank
   std::uint32_t streams = ~0u;     ///< bit (1 << Stream) per traced stream
+  /// per micro-batch, 1 = its tasks are traced; empty: all (tasks of no micro-batch, such as the
+  /// optimizer and the gradient reductions, are traced only when this is empty)
+  std::vector<std::uint8_t> micro_batches;
   std::string json;                ///< the trace, written by the simulation
   bool traced(std::uint32_t rank) const { return ranks.empty() || (rank < ranks.size() && ranks[rank]); }
   bool traced(Stream s) const { return (streams >> static_cast<unsigned>(s)) & 1u; }
+  bool traced_micro_batch(std::int32_t m) const
+  {
+    return micro_batches.empty() || (m >= 0 && static_cast<std::size_t>(m) < micro_batches.size() && micro_batches[static_cast<std::size_t>(m)]);
+  }
 };
 
 std::string chrome_trace(const Workload& w, const ExecutionResult& r, const ClusterGraph& cluster,

@@ -864,6 +864,11 @@ TEST_CASE("trace filters: a GPU outside the experiment, a reversed or empty rang
   expect_error(run + " --trace-streams compte", "command line: --trace-streams: ",
                "unknown stream 'compte'; did you mean 'compute'?");
   expect_error("run " + exp + " --trace-ranks 0", "command line: --trace-ranks: ", "--trace-ranks without --trace");
+  // the experiment's global batch 8 over dp 2 at micro-batch 1: 4 micro-batches per pipeline
+  expect_error(run + " --trace-micro-batches 4", "command line: --trace-micro-batches: ",
+               "'4' is not a micro-batch or range of micro-batches of this experiment; valid: micro-batch numbers 0 to 3");
+  expect_error("run " + exp + " --trace-micro-batches 0", "command line: --trace-micro-batches: ",
+               "--trace-micro-batches without --trace");
   CHECK_FALSE(std::ifstream(none).good());
 }
 

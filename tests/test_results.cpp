@@ -215,6 +215,18 @@ training: {tp: 8, pp: 2, dp: 4, micro_batch: 1, global_batch: 32, sequence_paral
   CHECK(two == std::set<std::string>{"gpu0 compute", "gpu0 pp_recv_bwd", "gpu0 pp_send_fwd", "gpu32 compute",
                                      "gpu32 pp_recv_fwd", "gpu32 pp_send_bwd"});
   CHECK(read_file(some).find("\"ph\":\"s\"") != std::string::npos); // gpu0 -> gpu32 is a stage's hop
+  // micro-batches: only their tasks (the optimizer and the gradient reductions belong to none)
+  const std::string firsts = temp_dir() + "/firsts.json";
+  r = run_cli("run " + exp + " --full --trace " + firsts + " --trace-ranks 0-7 --trace-micro-batches 0-1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto mb = nlohmann::json::parse(read_file(firsts));
+  std::set<int> seen;
+  for (const auto& e : mb["traceEvents"])
+    if (e.value("ph", std::string()) == "X" && e.contains("args"))
+      seen.insert(e["args"]["micro_batch"].get<int>());
+  CHECK(seen == std::set<int>{0, 1});
+  MESSAGE("8 GPUs, micro-batches 0-1: " << read_file(firsts).size() << " bytes");
+  CHECK(read_file(firsts).size() * 2 < part);
 }
 
 TEST_CASE("collective --plot draws bus bandwidth against size, a line per GPU count, in GPU-count order")

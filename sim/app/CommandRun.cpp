@@ -106,62 +106,67 @@ void check_slurm_flags(const Options& o)
                       "--slurm --out DIR " + std::string(only_slurm) + " ...");
 }
 
-} // namespace
+/// The comma-separated items of a flag's list.
+std::vector<std::string> list_items(const std::string& list)
+{
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', at);
+    out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos)
+      return out;
+    at = comma + 1;
+  }
+}
 
-/// The trace's filters from --trace-ranks ("0-7,64") and --trace-streams ("compute,pp").
-static TraceRequest trace_request(const std::string& trace, const std::string& ranks, const std::string& streams, int gpus)
+/// "0-7,64": per number below `count`, 1 where the list names it; `what` names one ("GPU").
+std::vector<std::uint8_t> number_set(const std::string& list, long long count, const std::string& flag,
+                                     const std::string& what, const std::string& whats)
+{
+  std::vector<std::uint8_t> in(static_cast<std::size_t>(count), 0);
+  const std::string valid =
+      what + " numbers 0 to " + std::to_string(count - 1) + " and ranges A-B, separated by commas";
+  auto number = [](const std::string& text) {
+    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+      return -1LL;
+    return std::stoll(text);
+  };
+  for (const std::string& item : list_items(list)) {
+    const std::size_t dash = item.find('-');
+    const long long a = number(item.substr(0, dash));
+    const long long b = dash == std::string::npos ? a : number(item.substr(dash + 1));
+    if (a < 0 || b < 0 || b < a || b >= count)
+      throw ConfigError(command_line(flag), "'" + item + "' is not a " + what + " or range of " + whats +
+                                                " of this experiment", valid);
+    for (long long k = a; k <= b; ++k)
+      in[static_cast<std::size_t>(k)] = 1;
+  }
+  return in;
+}
+
+/// The trace's filters from --trace-ranks ("0-7,64"), --trace-streams ("compute,pp") and
+/// --trace-micro-batches ("0-1").
+TraceRequest trace_request(const std::string& trace, const std::string& ranks, const std::string& streams,
+                           const std::string& micro_batches, const ExperimentSpec& e)
 {
   TraceRequest r;
   for (const auto& [flag, text] : {std::pair<const char*, const std::string*>{"--trace-ranks", &ranks},
-                                   {"--trace-streams", &streams}})
+                                   {"--trace-streams", &streams},
+                                   {"--trace-micro-batches", &micro_batches}})
     if (!text->empty() && trace.empty())
-      throw ConfigError(command_line(flag), std::string(flag) + " without --trace", std::string("--trace FILE.json ") + flag + " ...");
-  auto items = [](const std::string& list) {
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    for (;;) {
-      const std::size_t comma = list.find(',', at);
-      out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-      if (comma == std::string::npos)
-        return out;
-      at = comma + 1;
-    }
-  };
-  if (!ranks.empty()) {
-    r.ranks.assign(static_cast<std::size_t>(gpus), 0);
-    const std::string valid = "GPU numbers 0 to " + std::to_string(gpus - 1) + " and ranges A-B, separated by commas";
-    for (const std::string& item : items(ranks)) {
-      const std::size_t dash = item.find('-');
-      long long a = -1, b = -1;
-      try {
-        std::size_t used = 0;
-        const std::string first = item.substr(0, dash);
-        a = std::stoll(first, &used);
-        if (used != first.size() || first.find_first_not_of("0123456789") != std::string::npos)
-          a = -1;
-        b = a;
-        if (dash != std::string::npos) {
-          const std::string last = item.substr(dash + 1);
-          b = std::stoll(last, &used);
-          if (used != last.size() || last.find_first_not_of("0123456789") != std::string::npos)
-            b = -1;
-        }
-      } catch (const std::exception&) {
-        a = -1;
-      }
-      if (a < 0 || b < 0 || b < a || b >= gpus)
-        throw ConfigError(command_line("--trace-ranks"), "'" + item + "' is not a GPU or range of GPUs of this experiment",
-                          valid);
-      for (long long g = a; g <= b; ++g)
-        r.ranks[static_cast<std::size_t>(g)] = 1;
-    }
-  }
+      throw ConfigError(command_line(flag), std::string(flag) + " without --trace",
+                        std::string("--trace FILE.json ") + flag + " ...");
+  if (!ranks.empty())
+    r.ranks = number_set(ranks, e.gpus, "--trace-ranks", "GPU", "GPUs");
+  if (!micro_batches.empty())
+    r.micro_batches = number_set(micro_batches, e.training.micro_batches(), "--trace-micro-batches", "micro-batch", "micro-batches");
   if (!streams.empty()) {
     r.streams = 0;
     std::vector<std::string> names{"pp"};
     for (int s = 0; s < kStreamCount; ++s)
       names.push_back(to_string(static_cast<Stream>(s)));
-    for (const std::string& item : items(streams)) {
+    for (const std::string& item : list_items(streams)) {
       std::uint32_t bits = 0;
       for (int s = 0; s < kStreamCount; ++s) {
         const std::string name = to_string(static_cast<Stream>(s));
@@ -176,6 +181,8 @@ static TraceRequest trace_request(const std::string& trace, const std::string& r
   return r;
 }
 
+} // namespace
+
 void add_run_command(CLI::App& app, Action& action)
 {
   struct Options {
@@ -188,6 +195,7 @@ void add_run_command(CLI::App& app, Action& action)
     std::string trace;
     std::string trace_ranks;
     std::string trace_streams;
+    std::string trace_micro_batches;
     bool kernels = false;
     bool allow_oom = false;
     bool strict = false;
@@ -208,6 +216,9 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->add_option("--trace-ranks", opt->trace_ranks, "--trace: only these GPUs, e.g. 0-7,64 (default: every one simulated)");
   cmd->add_option("--trace-streams", opt->trace_streams,
                   "--trace: only these streams, e.g. compute,pp (default: all; pp is the four pipeline streams)");
+  cmd->add_option("--trace-micro-batches", opt->trace_micro_batches,
+                  "--trace: only the tasks of these micro-batches, e.g. 0-1 (per pipeline; default: all, with the "
+                  "step's other tasks)");
   cmd->add_flag("--kernels", opt->kernels, "also print the priced kernels of one layer (text report)");
   cmd->add_flag("--allow-oom", opt->allow_oom,
                 "exit 0 when the step does not fit in GPU memory (default: exit 3, after the report)");
@@ -266,7 +277,8 @@ void add_run_command(CLI::App& app, Action& action)
           throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);
         std::fprintf(stderr, "%s\n", w.line().c_str());
       }
-      TraceRequest trace = trace_request(opt->trace, opt->trace_ranks, opt->trace_streams, e.gpus);
+      TraceRequest trace =
+          trace_request(opt->trace, opt->trace_ranks, opt->trace_streams, opt->trace_micro_batches, e);
       RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
       std::string json = to_json(m).dump(2) + "\n";
       std::string text = format_report(m) + (opt->kernels ? format_kernels(e) : std::string());
