@@ -10,6 +10,22 @@
 
 namespace clustersim {
 
+std::vector<std::string> split(const std::string& s, char sep)
+{
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
 double positive_number(const std::string& text, const std::string& flag)
 {
   const std::optional<double> v = parse_count(text);

@@ -12,6 +12,9 @@ namespace clustersim {
 
 /// A finite number > 0 ("7e9"); `flag` names the option in the error.
 double positive_number(const std::string& text, const std::string& flag);
+/// The items of a flag's list separated by `sep`, empty ones kept ("1,,2" has three) so that
+/// the caller can refuse them.
+std::vector<std::string> split(const std::string& s, char sep);
 /// An integer flag within [min, max]: ConfigError "command line: FLAG: N is out of range; valid:
 /// an integer from MIN to MAX" otherwise.
 long long int_argument(long long value, const std::string& flag, long long min, long long max);

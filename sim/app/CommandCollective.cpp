@@ -23,21 +23,6 @@
 namespace clustersim {
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep)
-{
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 double parse_size(const std::string& text, const std::string& flag)
 {

@@ -1,3 +1,4 @@
+#include "Arguments.hpp"
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Output.hpp"
@@ -106,20 +107,6 @@ void check_slurm_flags(const Options& o)
                       "--slurm --out DIR " + std::string(only_slurm) + " ...");
 }
 
-/// The comma-separated items of a flag's list.
-std::vector<std::string> list_items(const std::string& list)
-{
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  for (;;) {
-    const std::size_t comma = list.find(',', at);
-    out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos)
-      return out;
-    at = comma + 1;
-  }
-}
-
 /// "0-7,64": per number below `count`, 1 where the list names it; `what` names one ("GPU").
 std::vector<std::uint8_t> number_set(const std::string& list, long long count, const std::string& flag,
                                      const std::string& what, const std::string& whats)
@@ -132,7 +119,7 @@ std::vector<std::uint8_t> number_set(const std::string& list, long long count, c
       return -1LL;
     return std::stoll(text);
   };
-  for (const std::string& item : list_items(list)) {
+  for (const std::string& item : split(list, ',')) {
     const std::size_t dash = item.find('-');
     const long long a = number(item.substr(0, dash));
     const long long b = dash == std::string::npos ? a : number(item.substr(dash + 1));
@@ -166,7 +153,7 @@ TraceRequest trace_request(const std::string& trace, const std::string& ranks, c
     std::vector<std::string> names{"pp"};
     for (int s = 0; s < kStreamCount; ++s)
       names.push_back(to_string(static_cast<Stream>(s)));
-    for (const std::string& item : list_items(streams)) {
+    for (const std::string& item : split(streams, ',')) {
       std::uint32_t bits = 0;
       for (int s = 0; s < kStreamCount; ++s) {
         const std::string name = to_string(static_cast<Stream>(s));
