@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the documents generated from the tables of keys: the README's key lists and
+# Regenerates the documents generated from the tables of keys: the README's key and metric lists and
 # docs/configuration.md (a test fails when they drift). Usage: scripts/update-docs.sh [BUILD_DIR]
 set -eu
 cd "$(dirname "$0")/.."
@@ -17,5 +17,6 @@ PY
 tmp=$(mktemp)
 "$bin" schema --summary > "$tmp" && replace README.md schema:summary "$tmp"
 "$bin" schema --markdown > "$tmp" && replace docs/configuration.md schema:markdown "$tmp"
+"$bin" schema --metrics > "$tmp" && replace README.md metrics:list "$tmp"
 rm -f "$tmp"
 git status --short README.md docs/configuration.md

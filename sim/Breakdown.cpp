@@ -111,11 +111,10 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     double dur = r.end[id] - r.start[id];
     if (t.category == Category::optimizer)
       b.optimizer += dur;
-    else {
+    else if (t.category == Category::recompute)
+      b.recompute += dur;
+    else
       b.compute += dur;
-      if (t.category == Category::recompute)
-        b.recompute += dur;
-    }
     cursor = std::max(cursor, r.end[id]);
   }
   // tail: the rank's other streams still running, then idle until the slowest rank is done

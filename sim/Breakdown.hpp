@@ -15,8 +15,8 @@ namespace clustersim {
 struct Breakdown {
   std::uint32_t rank = 0;
   double step = 0;
-  double compute = 0;   ///< forward + backward + recompute
-  double recompute = 0; ///< (included in compute)
+  double compute = 0;   ///< forward + backward (recompute apart: the terms add up to the step)
+  double recompute = 0; ///< recomputed forward passes
   double optimizer = 0;
   double exposed_tp = 0;
   double exposed_cp = 0;

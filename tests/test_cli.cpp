@@ -18,9 +18,10 @@ TEST_CASE("clustersim run quickstart reports the documented keys with sane value
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto j = nlohmann::json::parse(r.out);
   for (const char* key :
-       {"step_time_s", "compute_s", "exposed_comm_s", "mfu", "hfu", "tokens_per_s", "tokens_per_s_per_gpu",
-        "tflops_per_gpu_model", "tflops_per_gpu_hardware", "scaling_efficiency", "gpus"})
+       {"step_time_s", "exposed_comm_s", "mfu", "hfu", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu_model",
+        "tflops_per_gpu_hardware", "scaling_efficiency", "gpus"})
     CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["breakdown"].contains("compute_s"));
   // model FLOPs: Narayanan et al.'s closed form for GPT-3 175B, B 1536, s 2048, l 96, h 12288, V 50257
   const double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
   const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));

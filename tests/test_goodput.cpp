@@ -241,3 +241,36 @@ TEST_CASE("goodput: bad reliability input exits 2 with the position and what is 
   CHECK(t.exit_code == 2);
   CHECK(t.err == "command line: --trials: 0 trials; valid: 1 to 1000000\n");
 }
+
+TEST_CASE("goodput SWEEP marks a point that does not fit 'oom', as run does, with its memory and no goodput")
+{
+  const std::string f = write_temp("goodput-oom.yaml", R"(name: goodput-oom
+model: gpt3-1.3b
+cluster: {platform: dgx-a100-80gb, gpus: 8}
+training: {dp: 8, micro_batch: 1, global_batch: 256}
+sweep:
+  axes:
+    training.micro_batch: [1, 32]
+)");
+  const std::string out = temp_dir() + "/goodput-oom";
+  auto r = run_cli("goodput " + f + " --out " + out);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto rows = nlohmann::json::parse(read_file(out + "/results.json")).at("rows");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["status"] == "ok");
+  CHECK(rows[0]["ettr"].get<double>() > 0);
+  CHECK(rows[1]["status"] == "oom");
+  CHECK(rows[1]["reason"].get<std::string>().find("out of memory") != std::string::npos);
+  CHECK(rows[1]["peak_bytes"].get<double>() > rows[1]["capacity_bytes"].get<double>());
+  CHECK(rows[1]["step_time_s"].is_null());
+  CHECK(rows[1]["ettr"].is_null());
+  // the rows of run and goodput agree on every column they share
+  auto plain = run_cli("run " + f + " --out " + out + "-run");
+  REQUIRE_MESSAGE(plain.exit_code == 0, plain.err);
+  auto run_rows = nlohmann::json::parse(read_file(out + "-run/results.json")).at("rows");
+  for (std::size_t i = 0; i < 2; ++i)
+    for (auto& [k, v] : run_rows[i].items()) {
+      CAPTURE(k);
+      CHECK(rows[i][k] == v);
+    }
+}

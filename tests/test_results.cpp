@@ -63,7 +63,7 @@ TEST_CASE("a sweep writes CSV and JSON rows, keeping invalid points with their r
   std::string csv = read_file(out + "/results.csv");
   CHECK(csv.rfind("point,cluster.gpus,training.tp,status,reason,", 0) == 0);
   for (const char* col : {"step_time_s", "mfu", "tokens_per_s", "scaling_efficiency", "exposed_dp_s", "gpu_hours",
-                          "energy_mwh", "cost_usd", "peak_memory_bytes"})
+                          "energy_mwh", "cost_usd", "peak_bytes"})
     CHECK_MESSAGE(csv.find(col) != std::string::npos, col);
   for (const char* fig : {"scaling", "breakdown", "mfu"}) {
     std::string png = read_file(out + "/" + fig + ".png");

@@ -42,6 +42,14 @@ TEST_CASE("the README's key lists are the tables' (clustersim schema --summary)"
                 "README.md's key lists drifted from the tables: scripts/update-docs.sh regenerates them");
 }
 
+TEST_CASE("the README's list of report figures is the metric table's (clustersim schema --metrics)")
+{
+  auto r = run_cli("schema --metrics");
+  REQUIRE(r.exit_code == 0);
+  CHECK_MESSAGE(block("README.md", "metrics:list") == r.out,
+                "README.md's metric list drifted from the table: scripts/update-docs.sh regenerates it");
+}
+
 TEST_CASE("docs/configuration.md is the tables' (clustersim schema --markdown)")
 {
   auto r = run_cli("schema --markdown");

@@ -2,6 +2,7 @@
 // exactly what the cost model priced.
 #include "CollectiveBench.hpp"
 #include "Isolated.hpp"
+#include "Metrics.hpp"
 #include "Simulation.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
@@ -53,13 +54,13 @@ TEST_CASE("a data-parallel step computes exactly what the cost model prices")
                   cost.logits().backward +
                   e.model.layers * (cost.attention_block().forward + cost.attention_block().backward +
                                     cost.mlp_block().forward + cost.mlp_block().backward);
-  CHECK(m.compute_s == doctest::Approx(mbs * per_mb).epsilon(1e-9));
+  CHECK(m.breakdown.compute == doctest::Approx(mbs * per_mb).epsilon(1e-9));
   CHECK(m.breakdown.optimizer == doctest::Approx(cost.optimizer_seconds(e.model.total_params())).epsilon(1e-9));
   // GEMM-dominated: compute time is above, and near, FLOPs / (peak x sustained GEMM efficiency)
   double flops_per_gpu = cost.model_flops_per_step() / e.gpus;
   double ideal = flops_per_gpu / (312e12 * e.platform.node.gpu.gemm_of(Precision::bf16).fraction * e.platform.node.gpu.sustained);
-  CHECK(m.compute_s > ideal);
-  CHECK(m.compute_s < 1.35 * ideal); // short-K GEMMs, attention, element-wise ops and launch gaps
+  CHECK(m.breakdown.compute > ideal);
+  CHECK(m.breakdown.compute < 1.35 * ideal); // short-K GEMMs, attention, element-wise ops and launch gaps
 }
 
 TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
@@ -348,4 +349,71 @@ TEST_CASE("FP8 delayed scaling: each chunk's amaxes are all-reduced over the sta
     CostModel c(v.model, v.training, v.platform.node.gpu);
     CHECK(amax_calls(build_step(c).workload).empty());
   }
+}
+
+TEST_CASE("a report crosses JSON without loss: every figure of the metric table and every layout key")
+{
+  // distinct values in every figure: a reader that stores one in another's place is caught
+  RunMetrics m;
+  m.name = "roundtrip";
+  m.platform = "p";
+  m.model = "m";
+  m.gpus = 64;
+  m.training.tp = 2;
+  m.training.pp = 4;
+  m.training.dp = 8;
+  m.training.cp = 1;
+  m.training.ep = 4;
+  m.training.etp = 2;
+  m.training.vpp = 3;
+  m.training.zero = 1;
+  m.training.schedule = Schedule::interleaved;
+  m.training.sequence_parallel = true;
+  m.training.recompute = Recompute::selective;
+  m.training.micro_batch = 2;
+  m.training.global_batch = 512;
+  m.training.precision = Precision::fp8;
+  m.training.flash_attention = true;
+  m.training.framework = Framework::torchtitan;
+  m.has_least_loaded = true;
+  double v = 1.25;
+  for (const Metric& k : report_metrics()) {
+    k.set(m, v);
+    if (k.share)
+      m.least_loaded.*k.share = 100 + v;
+    v += 1;
+  }
+  const Json j = to_json(m);
+  const RunMetrics back = metrics_from_json(j);
+  CHECK(to_json(back) == j);
+  for (const Metric& k : report_metrics()) {
+    CAPTURE(k.key);
+    CHECK(k.get(back) == k.get(m));
+    if (k.share)
+      CHECK(back.least_loaded.*k.share == m.least_loaded.*k.share);
+  }
+  for (const LayoutField& f : layout_fields()) {
+    CAPTURE(f.key);
+    CHECK(f.get(back.training) == f.get(m.training));
+  }
+  // and a simulated step, its pipeline and breakdown included, read back from the child that ran it
+  ExperimentSpec e = dp_experiment(16);
+  e.training.dp = 8;
+  e.training.pp = 2;
+  e.training.vpp = 2;
+  e.training.schedule = Schedule::interleaved;
+  e.training.recompute = Recompute::full;
+  e.training.global_batch = 64;
+  const std::string out = run_isolated([&] { return to_json(simulate(e, catalog())).dump(); });
+  const Json sim = Json::parse(out);
+  CHECK(to_json(metrics_from_json(sim)) == sim);
+  CHECK(sim["layout"]["pipeline_schedule"] == "interleaved");
+  CHECK(sim["layout"]["recompute"] == "full");
+  // the breakdown's terms add up to the step: recompute is not counted twice
+  double sum = 0;
+  for (const Metric& k : report_metrics())
+    if (k.part == MetricPart::breakdown)
+      sum += sim["breakdown"][k.key].get<double>();
+  CHECK(sim["breakdown"]["recompute_s"].get<double>() > 0);
+  CHECK(sum == doctest::Approx(sim["step_time_s"].get<double>()).epsilon(1e-9));
 }

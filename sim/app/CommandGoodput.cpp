@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -168,62 +169,57 @@ void apply_flags(const GoodputOptions& o, bool tokens, bool seed, bool trials, E
     e.reliability.trials = o.trials;
 }
 
-const std::vector<const char*>& goodput_columns()
+/// The goodput columns of a sweep row, each with how it follows from the point's result (NaN:
+/// empty, as where the run never progresses).
+struct GoodputColumn {
+  const char* key;
+  double (*value)(const GoodputResult& g, const ReliabilitySpec& r, const GoodputInput& in);
+};
+
+const std::vector<GoodputColumn>& goodput_columns()
 {
-  static const std::vector<const char*> c{"interruptions_per_day", "checkpoint_write_s", "checkpoint_interval_s",
-                                          "optimal_interval_s",    "work_days",          "wall_days",
-                                          "ettr",                  "mc_wall_days_p05",   "mc_wall_days_p95",
-                                          "mc_ettr_mean",          "mc_ettr_p05",        "mc_ettr_p95",
-                                          "goodput_gpu_hours",     "goodput_cost_usd"};
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  using G = const GoodputResult&;
+  using R = const ReliabilitySpec&;
+  using I = const GoodputInput&;
+  static const std::vector<GoodputColumn> c{
+      {"interruptions_per_day", [](G g, R, I) { return g.unexpected_per_day + g.planned_per_day; }},
+      {"checkpoint_write_s", [](G g, R, I) { return g.write_s; }},
+      {"checkpoint_interval_s", [](G g, R, I) { return g.interval_s; }},
+      // the Young/Daly optimum of this point, for interval sweeps
+      {"optimal_interval_s", [](G, R r, I in) { return goodput_optimal_interval_s(r, in); }},
+      {"work_days", [](G g, R, I) { return g.work_s / 86400; }},
+      {"wall_days", [](G g, R, I) { return g.progresses ? g.wall_s / 86400 : kNaN; }},
+      {"ettr", [](G g, R, I) { return g.progresses ? g.ettr : kNaN; }},
+      {"mc_wall_days_p05", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_wall_p05 / 86400 : kNaN; }},
+      {"mc_wall_days_p95", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_wall_p95 / 86400 : kNaN; }},
+      {"mc_ettr_mean", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_mean : kNaN; }},
+      {"mc_ettr_p05", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_p05 : kNaN; }},
+      {"mc_ettr_p95", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_p95 : kNaN; }},
+      {"goodput_gpu_hours", [](G g, R, I) { return g.progresses ? g.gpu_hours : kNaN; }},
+      {"goodput_cost_usd", [](G g, R, I) { return g.progresses ? g.cost_usd : kNaN; }},
+  };
   return c;
 }
 
-/// A row of a point that did not run: the goodput columns empty.
-Json without_goodput(Json row)
-{
-  for (const char* c : goodput_columns())
-    row[c] = Json();
-  return row;
-}
-
-/// One sweep point: the run's row with the goodput columns after it.
+/// One sweep point: the run's row (as `run` writes it: a point that does not fit is "oom") with
+/// the goodput columns after it, empty where the point did not run.
 Json goodput_row(const YamlNode& doc, const SweepSpec& sweep, std::size_t index, const Catalog& catalog,
                  const std::function<void(ExperimentSpec&)>& flags)
 {
-  SweepPoint point = point_at(sweep, index);
-  ExperimentSpec e;
-  try {
-    e = parse_experiment(apply_point(doc, sweep, point), catalog);
-  } catch (const ConfigError& err) {
-    return without_goodput(sweep_row(sweep, point, err.kind() == ConfigError::Kind::rule ? "invalid" : "error",
-                                     err.kind() == ConfigError::Kind::rule ? err.problem() : err.what(), nullptr));
+  const SweepPoint point = point_at(sweep, index);
+  const PointOutcome o = evaluate_point(doc, sweep, point, catalog, "", flags);
+  Json row = sweep_row(sweep, point, o.status, o.reason, o.metrics ? &*o.metrics : nullptr);
+  std::optional<GoodputResult> g;
+  std::optional<GoodputInput> in;
+  if (o.status == "ok") {
+    in = input_of(*o.experiment, *o.metrics);
+    g = goodput(o.experiment->reliability, *in);
   }
-  flags(e);
-  RunMetrics m;
-  try {
-    m = run_experiment(e, catalog);
-  } catch (const std::exception& err) {
-    return without_goodput(sweep_row(sweep, point, "error", err.what(), nullptr));
+  for (const GoodputColumn& c : goodput_columns()) {
+    const double v = g ? c.value(*g, o.experiment->reliability, *in) : 0;
+    row[c.key] = g && std::isfinite(v) ? Json(v) : Json();
   }
-  GoodputResult g = goodput(e.reliability, input_of(e, m));
-  Json row = sweep_row(sweep, point, "ok", "", &m);
-  auto put = [&](const char* k, double v, bool ok = true) { row[k] = ok && std::isfinite(v) ? Json(v) : Json(); };
-  put("interruptions_per_day", g.unexpected_per_day + g.planned_per_day);
-  put("checkpoint_write_s", g.write_s);
-  put("checkpoint_interval_s", g.interval_s);
-  // the Young/Daly optimum of this point, for interval sweeps
-  put("optimal_interval_s", goodput_optimal_interval_s(e.reliability, input_of(e, m)));
-  put("work_days", g.work_s / 86400);
-  put("wall_days", g.wall_s / 86400, g.progresses);
-  put("ettr", g.ettr, g.progresses);
-  const bool mc = g.progresses && g.trials > 0;
-  put("mc_wall_days_p05", g.mc_wall_p05 / 86400, mc);
-  put("mc_wall_days_p95", g.mc_wall_p95 / 86400, mc);
-  put("mc_ettr_mean", g.mc_ettr_mean, mc);
-  put("mc_ettr_p05", g.mc_ettr_p05, mc);
-  put("mc_ettr_p95", g.mc_ettr_p95, mc);
-  put("goodput_gpu_hours", g.gpu_hours, g.progresses);
-  put("goodput_cost_usd", g.cost_usd, g.progresses);
   return row;
 }
 

@@ -4,6 +4,7 @@
 #include "Experiment.hpp"
 #include "Commands.hpp"
 #include "Isolated.hpp"
+#include "Metrics.hpp"
 #include "Planner.hpp"
 #include "Suggest.hpp"
 #include "Validation.hpp"
@@ -32,30 +33,12 @@ double usd_per_million_tokens(const PlanRequest& r, const PlanCandidate& c)
 
 OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
 {
-  const TrainingSpec& t = c.training;
-  OJson j{{"gpus", c.gpus},
-          {"tp", t.tp},
-          {"pp", t.pp},
-          {"dp", t.dp},
-          {"cp", t.cp},
-          {"ep", t.ep},
-          {"etp", t.etp},
-          {"vpp", t.vpp},
-          {"pipeline_schedule", to_string(t.schedule)},
-          {"micro_batch", t.micro_batch},
-          {"zero", t.zero},
-          {"recompute", to_string(t.recompute)},
-          {"sequence_parallel", t.sequence_parallel},
-          {"estimated_step_time_s", c.estimate_s},
-          {"peak_bytes", c.peak_bytes}};
+  OJson j{{"gpus", c.gpus}};
+  put_layout(j, &c.training);
+  j["estimated_step_time_s"] = c.estimate_s;
+  j["estimated_peak_bytes"] = c.peak_bytes;
   if (c.simulated) {
-    j["step_time_s"] = c.sim.step_time_s;
-    j["mfu"] = c.sim.mfu;
-    j["tokens_per_s"] = c.sim.tokens_per_s;
-    j["exposed_comm_s"] = c.sim.breakdown.exposed_comm();
-    j["bubble_s"] = c.sim.breakdown.bubble;
-    j["time_to_train_days"] = c.sim.time_to_train_s / 86400;
-    j["cost_usd"] = c.sim.cost_usd;
+    put_metric_columns(j, &c.sim, true);
     j["usd_per_million_tokens"] = usd_per_million_tokens(r, c);
     if (r.objective == "goodput")
       j["goodput_days"] = plan_objective(r, c.gpus, c.sim.step_time_s);

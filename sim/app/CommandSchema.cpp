@@ -2,6 +2,7 @@
 // as text, as Markdown (docs/configuration.md) or as the README's key lists.
 #include "Commands.hpp"
 #include "Experiment.hpp"
+#include "Metrics.hpp"
 #include "Registry.hpp"
 #include "Suggest.hpp"
 
@@ -107,9 +108,13 @@ void summary(std::ostream& o)
   }
 }
 
-int schema(const std::vector<std::string>& what, bool markdown, bool as_summary)
+int schema(const std::vector<std::string>& what, bool markdown, bool as_summary, bool metrics)
 {
   std::ostringstream o;
+  if (metrics) {
+    std::cout << metrics_markdown();
+    return 0;
+  }
   if (as_summary) {
     summary(o);
     std::cout << o.str();
@@ -173,6 +178,7 @@ void add_schema_command(CLI::App& app, Action& action)
     std::vector<std::string> what;
     bool markdown = false;
     bool summary = false;
+    bool metrics = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("schema", "The configuration keys of every section (type, default, valid values, "
@@ -181,7 +187,10 @@ void add_schema_command(CLI::App& app, Action& action)
                                      "(collective-algorithm, pipeline-schedule, data-parallel-strategy)");
   cmd->add_flag("--markdown", opt->markdown, "print Markdown tables (docs/configuration.md)");
   cmd->add_flag("--summary", opt->summary, "print the key names of each experiment section (the README's lists)");
-  cmd->callback([opt, &action] { action = [opt] { return schema(opt->what, opt->markdown, opt->summary); }; });
+  cmd->add_flag("--metrics", opt->metrics,
+                "print the report's figures: key, unit, meaning (the same in --json, results.csv and plan --json)");
+  cmd->callback(
+      [opt, &action] { action = [opt] { return schema(opt->what, opt->markdown, opt->summary, opt->metrics); }; });
 }
 
 } // namespace clustersim

@@ -1,5 +1,6 @@
 #include "Plot.hpp"
 
+#include "Metrics.hpp"
 #include "Suggest.hpp"
 
 #include <algorithm>
@@ -244,23 +245,26 @@ void line_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const 
            << (xcol == "bytes" ? "set key top left\n" : "set key bottom left\n");
 }
 
+/// The parts a stacked figure shows, with their legends: the metric table's labelled figures of
+/// one part of the report (the breakdown, or memory: the peak and capacity are not parts).
+std::vector<std::pair<std::string, std::string>> stacked_parts(MetricPart part)
+{
+  std::vector<std::pair<std::string, std::string>> parts;
+  for (const Metric& m : report_metrics())
+    if (m.part == part && *m.label != '\0')
+      parts.emplace_back(m.key, m.label);
+  return parts;
+}
+
 const std::vector<std::pair<std::string, std::string>>& time_parts()
 {
-  static const std::vector<std::pair<std::string, std::string>> parts{
-      {"compute_s", "compute"},         {"recompute_s", "recompute"},         {"optimizer_s", "optimizer"},
-      {"exposed_tp_s", "exposed TP comm"}, {"exposed_cp_s", "exposed CP comm"}, {"exposed_pp_s", "exposed PP comm"},
-      {"exposed_dp_s", "exposed DP comm"}, {"exposed_ep_s", "exposed EP comm"}, {"bubble_s", "bubble / wait"},
-      {"host_bound_s", "host-bound"}};
+  static const auto parts = stacked_parts(MetricPart::breakdown);
   return parts;
 }
 
 const std::vector<std::pair<std::string, std::string>>& memory_parts()
 {
-  static const std::vector<std::pair<std::string, std::string>> parts{{"weights_bytes", "weights"},
-                                                                      {"grads_bytes", "gradients"},
-                                                                      {"optimizer_bytes", "optimizer states"},
-                                                                      {"activations_bytes", "activations"},
-                                                                      {"other_memory_bytes", "buffers, reserve"}};
+  static const auto parts = stacked_parts(MetricPart::memory);
   return parts;
 }
 
@@ -294,8 +298,8 @@ std::pair<double, double> write_bars(const CsvTable& t, const PlotSpec& spec, co
         total += cell(p.first) / 1073741824.0;
       }
       out << " " << total;
-      capacity = std::max(capacity, cell("memory_capacity_bytes") / 1073741824.0);
-      peak = std::max(peak, cell("peak_memory_bytes") / 1073741824.0);
+      capacity = std::max(capacity, cell("capacity_bytes") / 1073741824.0);
+      peak = std::max(peak, cell("peak_bytes") / 1073741824.0);
     } else if (spec.kind == "bars") {
       out << " " << cell(spec.y);
     } else {
@@ -332,7 +336,7 @@ void bar_figure(const CsvTable& t, const PlotSpec& spec, const Rows& ok, const s
         char range[160];
         std::snprintf(range, sizeof range, "set yrange [0:%.0f]\n", 3 * capacity);
         f.script << range;
-        std::snprintf(range, sizeof range, " (bars above %.0f GiB are clipped; totals in peak_memory_bytes)",
+        std::snprintf(range, sizeof range, " (bars above %.0f GiB are clipped; totals in peak_bytes)",
                       3 * capacity);
         clip_note = range;
       }

@@ -8,25 +8,16 @@
 
 namespace clustersim {
 
+namespace {
+std::string format_figures(const RunMetrics& m);
+std::string format_where(const RunMetrics& m);
+} // namespace
+
 std::string format_report(const RunMetrics& m)
 {
   const TrainingSpec& t = m.training;
   std::ostringstream o;
   char buf[256];
-  auto line = [&](const char* label, const std::string& value) {
-    std::snprintf(buf, sizeof buf, "  %-28s ", label);
-    o << buf << value << "\n"; // the value whole: a buffer would cut a long one and its newline
-  };
-  auto pct = [](double f) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
-    return std::string(b);
-  };
-  auto num = [](double v, int digits) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", digits, v);
-    return std::string(b);
-  };
   const MemoryBreakdown& mem = m.memory;
   if (!mem.fits) // a step that cannot run leads with it: the figures below describe a step that would not run
     o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
@@ -47,6 +38,30 @@ std::string format_report(const RunMetrics& m)
       o << "    " << a.key << ": " << a.value << " (" << a.origin << ")\n";
   }
   o << "\n";
+  return o.str() + format_figures(m) + format_where(m);
+}
+
+namespace {
+
+/// The step's figures: time, MFU, throughput, scaling and the token budget's cost.
+std::string format_figures(const RunMetrics& m)
+{
+  std::ostringstream o;
+  char buf[256];
+  auto line = [&](const char* label, const std::string& value) {
+    std::snprintf(buf, sizeof buf, "  %-28s ", label);
+    o << buf << value << "\n"; // the value whole: a buffer would cut a long one and its newline
+  };
+  auto pct = [](double f) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
+    return std::string(b);
+  };
+  auto num = [](double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return std::string(b);
+  };
   line("step time", format_time(m.step_time_s));
   if (m.seeds.count > 0) {
     const Percentiles& p = m.seeds.metrics.front().second; // step_time_s
@@ -81,6 +96,15 @@ std::string format_report(const RunMetrics& m)
   char budget[64];
   std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
   line(budget, buf);
+  return o.str();
+}
+
+/// Where the step went: the breakdown, where the other ranks waited, the links, the memory.
+std::string format_where(const RunMetrics& m)
+{
+  std::ostringstream o;
+  char buf[256];
+  const MemoryBreakdown& mem = m.memory;
   o << "\n  step breakdown (rank " << m.breakdown.rank << ", pipeline stage " << m.critical_stage << ")\n";
   const Breakdown& b = m.breakdown;
   auto share = [&](const char* label, double v) {
@@ -88,7 +112,7 @@ std::string format_report(const RunMetrics& m)
                   m.step_time_s > 0 ? 100 * v / m.step_time_s : 0.0);
     o << buf;
   };
-  share("compute", b.compute - b.recompute);
+  share("compute", b.compute);
   share("recompute", b.recompute);
   share("optimizer", b.optimizer);
   share("exposed TP comm", b.exposed_tp);
@@ -135,6 +159,8 @@ std::string format_report(const RunMetrics& m)
     << " engine (" << m.mode_reason << ")\n";
   return o.str();
 }
+
+} // namespace
 
 std::string describe_oom(const MemoryBreakdown& mem)
 {

@@ -1,4 +1,6 @@
 #include "Simulation.hpp"
+
+#include "Metrics.hpp"
 #include "Timeline.hpp"
 #include "EventEngine.hpp"
 
@@ -198,8 +200,6 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
     m.has_least_loaded = true;
     m.least_loaded = analyze_rank(plan.workload, res, least);
   }
-  m.compute_s = m.breakdown.compute;
-  m.exposed_comm_s = m.breakdown.exposed_comm();
   Layout layout(e.training);
   m.critical_stage = layout.coord(static_cast<int>(rank), Dim::pp);
   m.memory = cost.peak_memory();
@@ -295,15 +295,14 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
 
 namespace {
 
-/// The metrics a seed band covers, as the JSON names them.
+/// The metrics a seed band covers: the step, MFU and the breakdown, as the JSON names them.
 std::vector<std::pair<std::string, double>> seeded_metrics(const RunMetrics& m)
 {
-  const Breakdown& b = m.breakdown;
-  return {{"step_time_s", m.step_time_s},   {"mfu", m.mfu},
-          {"compute_s", b.compute},         {"exposed_tp_s", b.exposed_tp},
-          {"exposed_cp_s", b.exposed_cp},   {"exposed_pp_s", b.exposed_pp},
-          {"exposed_dp_s", b.exposed_dp},   {"exposed_ep_s", b.exposed_ep},
-          {"bubble_s", b.bubble}};
+  std::vector<std::pair<std::string, double>> out;
+  for (const Metric& k : report_metrics())
+    if (k.part == MetricPart::breakdown || k.key == std::string("step_time_s") || k.key == std::string("mfu"))
+      out.emplace_back(k.key, k.get(m));
+  return out;
 }
 
 Percentiles percentiles(std::vector<double> v)
@@ -374,7 +373,6 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, Trace
 
 Json to_json(const RunMetrics& m)
 {
-  const TrainingSpec& t = m.training;
   Json j;
   j["name"] = m.name;
   j["platform"] = m.platform;
@@ -383,67 +381,32 @@ Json to_json(const RunMetrics& m)
   j["assumptions"] = Json::array();
   for (const auto& a : m.assumptions)
     j["assumptions"].push_back({{"key", a.key}, {"value", a.value}, {"origin", a.origin}});
-  j["layout"] = {{"tp", t.tp},
-                 {"pp", t.pp},
-                 {"dp", t.dp},
-                 {"cp", t.cp},
-                 {"vpp", t.vpp},
-                 {"zero", t.zero},
-                 {"schedule", to_string(t.schedule)},
-                 {"sequence_parallel", t.sequence_parallel},
-                 {"recompute", to_string(t.recompute)},
-                 {"micro_batch", t.micro_batch},
-                 {"global_batch", t.global_batch},
-                 {"precision", to_string(t.precision)},
-                 {"framework", to_string(t.framework)}};
-  if (t.pp > 1)
+  j["layout"] = Json::object();
+  put_layout(j["layout"], &m.training);
+  if (m.training.pp > 1)
     j["pipeline"] = {{"layers_per_stage", m.layers_per_stage}, {"stages", m.pipeline}};
-  j["step_time_s"] = m.step_time_s;
-  j["compute_s"] = m.compute_s;
-  j["exposed_comm_s"] = m.exposed_comm_s;
-  j["mfu"] = m.mfu;
-  j["hfu"] = m.hfu;
-  j["tokens_per_s"] = m.tokens_per_s;
-  j["tokens_per_s_per_gpu"] = m.tokens_per_s_per_gpu;
-  j["tflops_per_gpu_model"] = m.tflops_per_gpu_model;
-  j["tflops_per_gpu_hardware"] = m.tflops_per_gpu_hardware;
-  j["scaling_efficiency"] = m.scaling_efficiency;
   j["baseline_gpus"] = m.baseline_gpus;
-  j["budget_tokens"] = m.budget_tokens;
-  j["time_to_train_s"] = m.time_to_train_s;
-  j["time_to_train_days"] = m.time_to_train_s / 86400;
-  j["gpu_hours"] = m.gpu_hours;
-  j["energy_mwh"] = m.energy_mwh;
-  j["cost_usd"] = m.cost_usd;
-  j["model_flops_per_step"] = m.model_flops_per_step;
-  j["hardware_flops_per_step"] = m.hardware_flops_per_step;
-  j["params"] = m.params;
-  const Breakdown& b = m.breakdown;
-  j["breakdown"] = {
-      {"compute_s", b.compute},       {"recompute_s", b.recompute},         {"optimizer_s", b.optimizer},
-      {"exposed_tp_s", b.exposed_tp}, {"exposed_cp_s", b.exposed_cp},       {"exposed_pp_s", b.exposed_pp},
-      {"exposed_dp_s", b.exposed_dp}, {"exposed_ep_s", b.exposed_ep},       {"bubble_s", b.bubble},
-      {"host_bound_s", b.host},       {"other_s", b.other},                 {"critical_stage", m.critical_stage},
-      {"critical_rank", b.rank}};
-  if (m.has_least_loaded) {
-    const Breakdown& l = m.least_loaded;
-    j["least_loaded_breakdown"] = {{"rank", l.rank},           {"compute_s", l.compute},       {"optimizer_s", l.optimizer},
-                                   {"exposed_tp_s", l.exposed_tp}, {"exposed_cp_s", l.exposed_cp}, {"exposed_pp_s", l.exposed_pp},
-                                   {"exposed_dp_s", l.exposed_dp}, {"exposed_ep_s", l.exposed_ep}, {"bubble_s", l.bubble},
-                                   {"host_bound_s", l.host}};
+  Json breakdown = Json::object();
+  Json least = {{"rank", m.least_loaded.rank}};
+  Json memory = Json::object();
+  for (const Metric& k : report_metrics()) {
+    if (k.part == MetricPart::step)
+      j[k.key] = k.get(m);
+    else if (k.part == MetricPart::breakdown) {
+      breakdown[k.key] = k.get(m);
+      least[k.key] = m.least_loaded.*k.share;
+    } else
+      memory[k.key] = k.get(m);
   }
-  const MemoryBreakdown& mem = m.memory;
-  j["memory"] = {{"weights_bytes", mem.weights},
-                 {"grads_bytes", mem.grads},
-                 {"optimizer_bytes", mem.optimizer},
-                 {"activations_bytes", mem.activations},
-                 {"buffers_bytes", mem.buffers},
-                 {"reserved_bytes", mem.reserved},
-                 {"peak_bytes", mem.peak},
-                 {"capacity_bytes", mem.capacity},
-                 {"fits", mem.fits},
-                 {"dominant", mem.dominant},
-                 {"stage", mem.stage}};
+  breakdown["critical_stage"] = m.critical_stage;
+  breakdown["critical_rank"] = m.breakdown.rank;
+  j["breakdown"] = breakdown;
+  if (m.has_least_loaded)
+    j["least_loaded_breakdown"] = least;
+  memory["fits"] = m.memory.fits;
+  memory["dominant"] = m.memory.dominant;
+  memory["stage"] = m.memory.stage;
+  j["memory"] = memory;
   j["simulation"] = {{"mode", m.mode},
                      {"engine", m.engine},
                      {"reason", m.mode_reason},
@@ -487,81 +450,33 @@ RunMetrics metrics_from_json(const Json& j)
   if (j.contains("assumptions"))
     for (const auto& a : j.at("assumptions"))
       m.assumptions.push_back({a.at("key"), a.at("value"), a.at("origin")});
-  const Json& l = j.at("layout");
-  m.training.tp = l.at("tp");
-  m.training.pp = l.at("pp");
-  m.training.dp = l.at("dp");
-  m.training.cp = l.at("cp");
-  m.training.vpp = l.at("vpp");
-  m.training.zero = l.at("zero");
-  m.training.sequence_parallel = l.at("sequence_parallel");
-  m.training.micro_batch = l.at("micro_batch");
-  m.training.global_batch = l.at("global_batch");
-  m.training.framework =
-      static_cast<Framework>(std::find(framework_names().begin(), framework_names().end(),
-                                       l.at("framework").get<std::string>()) -
-                             framework_names().begin());
+  for (const LayoutField& f : layout_fields())
+    f.set(m.training, j.at("layout").at(f.key));
   if (j.contains("pipeline")) {
     m.layers_per_stage = j.at("pipeline").at("layers_per_stage").get<std::vector<int>>();
     m.pipeline = j.at("pipeline").at("stages");
   }
-  m.step_time_s = j.at("step_time_s");
-  m.compute_s = j.at("compute_s");
-  m.exposed_comm_s = j.at("exposed_comm_s");
-  m.mfu = j.at("mfu");
-  m.hfu = j.at("hfu");
-  m.tokens_per_s = j.at("tokens_per_s");
-  m.tokens_per_s_per_gpu = j.at("tokens_per_s_per_gpu");
-  m.tflops_per_gpu_model = j.at("tflops_per_gpu_model");
-  m.tflops_per_gpu_hardware = j.at("tflops_per_gpu_hardware");
-  m.scaling_efficiency = j.at("scaling_efficiency");
   m.baseline_gpus = j.at("baseline_gpus");
-  m.budget_tokens = j.at("budget_tokens");
-  m.time_to_train_s = j.at("time_to_train_s");
-  m.gpu_hours = j.at("gpu_hours");
-  m.energy_mwh = j.at("energy_mwh");
-  m.cost_usd = j.at("cost_usd");
-  m.model_flops_per_step = j.at("model_flops_per_step");
-  m.hardware_flops_per_step = j.at("hardware_flops_per_step");
-  m.params = j.at("params");
   const Json& b = j.at("breakdown");
-  m.breakdown.compute = b.at("compute_s");
-  m.breakdown.recompute = b.at("recompute_s");
-  m.breakdown.optimizer = b.at("optimizer_s");
-  m.breakdown.exposed_tp = b.at("exposed_tp_s");
-  m.breakdown.exposed_cp = b.at("exposed_cp_s");
-  m.breakdown.exposed_pp = b.at("exposed_pp_s");
-  m.breakdown.exposed_dp = b.at("exposed_dp_s");
-  m.breakdown.exposed_ep = b.at("exposed_ep_s");
-  m.breakdown.bubble = b.at("bubble_s");
-  m.breakdown.host = b.at("host_bound_s");
-  m.breakdown.other = b.at("other_s");
+  const Json& mem = j.at("memory");
+  m.has_least_loaded = j.contains("least_loaded_breakdown");
+  for (const Metric& k : report_metrics()) {
+    if (k.part == MetricPart::step)
+      k.set(m, j.at(k.key));
+    else if (k.part == MetricPart::breakdown) {
+      k.set(m, b.at(k.key));
+      if (m.has_least_loaded)
+        m.least_loaded.*k.share = j.at("least_loaded_breakdown").at(k.key);
+    } else
+      k.set(m, mem.at(k.key));
+  }
   m.breakdown.rank = b.at("critical_rank");
   m.breakdown.step = m.step_time_s;
   m.critical_stage = b.at("critical_stage");
-  if (j.contains("least_loaded_breakdown")) {
-    const Json& ll = j.at("least_loaded_breakdown");
-    m.has_least_loaded = true;
-    m.least_loaded.rank = ll.at("rank");
-    m.least_loaded.compute = ll.at("compute_s");
-    m.least_loaded.optimizer = ll.at("optimizer_s");
-    m.least_loaded.exposed_tp = ll.at("exposed_tp_s");
-    m.least_loaded.exposed_cp = ll.at("exposed_cp_s");
-    m.least_loaded.exposed_pp = ll.at("exposed_pp_s");
-    m.least_loaded.exposed_dp = ll.at("exposed_dp_s");
-    m.least_loaded.exposed_ep = ll.at("exposed_ep_s");
-    m.least_loaded.bubble = ll.at("bubble_s");
-    m.least_loaded.host = ll.at("host_bound_s");
+  if (m.has_least_loaded) {
+    m.least_loaded.rank = j.at("least_loaded_breakdown").at("rank");
+    m.least_loaded.step = m.step_time_s;
   }
-  const Json& mem = j.at("memory");
-  m.memory.weights = mem.at("weights_bytes");
-  m.memory.grads = mem.at("grads_bytes");
-  m.memory.optimizer = mem.at("optimizer_bytes");
-  m.memory.activations = mem.at("activations_bytes");
-  m.memory.buffers = mem.at("buffers_bytes");
-  m.memory.reserved = mem.at("reserved_bytes");
-  m.memory.peak = mem.at("peak_bytes");
-  m.memory.capacity = mem.at("capacity_bytes");
   m.memory.fits = mem.at("fits");
   m.memory.dominant = mem.at("dominant");
   m.memory.stage = mem.at("stage");

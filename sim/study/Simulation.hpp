@@ -44,9 +44,8 @@ struct RunMetrics {
   TrainingSpec training;
   std::vector<Assumption> assumptions; ///< the defaults that moved it, with their origins
 
+  // the figures of the report (Metrics.hpp declares each: key, unit, meaning)
   double step_time_s = 0;
-  double compute_s = 0;
-  double exposed_comm_s = 0;
   double mfu = 0;
   double hfu = 0;
   double tokens_per_s = 0;

@@ -2,6 +2,7 @@
 
 #include "Experiment.hpp"
 #include "Isolated.hpp"
+#include "Metrics.hpp"
 #include "Suggest.hpp"
 
 #include <cmath>
@@ -359,45 +360,19 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
     row[sweep.axes[k].path] = value_of(sweep, point, k).text;
   row["status"] = status;
   row["reason"] = reason;
-  auto put = [&](const char* key, double v) { row[key] = m ? Json(v) : Json(); };
-  const TrainingSpec* t = m ? &m->training : nullptr;
   row["platform"] = m ? Json(m->platform) : Json();
   row["model"] = m ? Json(m->model) : Json();
   row["gpus"] = m ? Json(m->gpus) : Json();
-  row["tp"] = t ? Json(t->tp) : Json();
-  row["pp"] = t ? Json(t->pp) : Json();
-  row["dp"] = t ? Json(t->dp) : Json();
-  row["cp"] = t ? Json(t->cp) : Json();
-  row["zero"] = t ? Json(t->zero) : Json();
-  row["micro_batch"] = t ? Json(t->micro_batch) : Json();
-  row["global_batch"] = t ? Json(t->global_batch) : Json();
+  put_layout(row, m ? &m->training : nullptr);
   const bool ran = m && status == "ok";
-  auto perf = [&](const char* key, double v) { row[key] = ran ? Json(v) : Json(); };
-  perf("step_time_s", m ? m->step_time_s : 0);
+  put_metric_columns(row, m, ran);
   if (sweep.seeded) {
-    const bool band = m && m->seeds.count > 0;
+    const bool band = ran && m->seeds.count > 0;
     const Percentiles p = band ? m->seeds.metrics.front().second : Percentiles{};
-    row["step_time_p10_s"] = ran && band ? Json(p.p10) : Json();
-    row["step_time_p50_s"] = ran && band ? Json(p.p50) : Json();
-    row["step_time_p90_s"] = ran && band ? Json(p.p90) : Json();
+    row["step_time_p10_s"] = band ? Json(p.p10) : Json();
+    row["step_time_p50_s"] = band ? Json(p.p50) : Json();
+    row["step_time_p90_s"] = band ? Json(p.p90) : Json();
   }
-  perf("mfu", m ? m->mfu : 0);
-  perf("hfu", m ? m->hfu : 0);
-  perf("tokens_per_s", m ? m->tokens_per_s : 0);
-  perf("tokens_per_s_per_gpu", m ? m->tokens_per_s_per_gpu : 0);
-  perf("tflops_per_gpu_model", m ? m->tflops_per_gpu_model : 0);
-  perf("tflops_per_gpu_hardware", m ? m->tflops_per_gpu_hardware : 0);
-  perf("scaling_efficiency", m ? m->scaling_efficiency : 0);
-  perf("compute_s", m ? m->breakdown.compute - m->breakdown.recompute : 0);
-  perf("recompute_s", m ? m->breakdown.recompute : 0);
-  perf("optimizer_s", m ? m->breakdown.optimizer : 0);
-  perf("exposed_tp_s", m ? m->breakdown.exposed_tp : 0);
-  perf("exposed_cp_s", m ? m->breakdown.exposed_cp : 0);
-  perf("exposed_pp_s", m ? m->breakdown.exposed_pp : 0);
-  perf("exposed_dp_s", m ? m->breakdown.exposed_dp : 0);
-  perf("exposed_ep_s", m ? m->breakdown.exposed_ep : 0);
-  perf("bubble_s", m ? m->breakdown.bubble : 0);
-  perf("host_bound_s", m ? m->breakdown.host : 0);
   // the busiest link of each scale-out tier (null where the cluster has none)
   for (const auto& [key, tier] : {std::pair{"nic_busiest_load", LinkTier::nic},
                                   std::pair{"leaf_up_busiest_load", LinkTier::leaf_up},
@@ -409,35 +384,27 @@ Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::strin
           v = l.busiest_load;
     row[key] = v;
   }
-  perf("time_to_train_days", m ? m->time_to_train_s / 86400 : 0);
-  perf("gpu_hours", m ? m->gpu_hours : 0);
-  perf("energy_mwh", m ? m->energy_mwh : 0);
-  perf("cost_usd", m ? m->cost_usd : 0);
-  put("budget_tokens", m ? m->budget_tokens : 0);
-  put("weights_bytes", m ? m->memory.weights : 0);
-  put("grads_bytes", m ? m->memory.grads : 0);
-  put("optimizer_bytes", m ? m->memory.optimizer : 0);
-  put("activations_bytes", m ? m->memory.activations : 0);
-  put("other_memory_bytes", m ? m->memory.buffers + m->memory.reserved : 0);
-  put("peak_memory_bytes", m ? m->memory.peak : 0);
-  put("memory_capacity_bytes", m ? m->memory.capacity : 0);
   row["simulation_mode"] = ran ? Json(m->mode) : Json();
   return row;
 }
 
-Json run_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point, const Catalog& catalog,
-               const std::string& mode)
+PointOutcome evaluate_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point, const Catalog& catalog,
+                            const std::string& mode, const std::function<void(ExperimentSpec&)>& adjust)
 {
-  ExperimentSpec e;
+  PointOutcome out;
   try {
-    e = parse_experiment(apply_point(doc, sweep, point), catalog);
+    out.experiment = parse_experiment(apply_point(doc, sweep, point), catalog);
   } catch (const ConfigError& err) {
-    if (err.kind() == ConfigError::Kind::rule)
-      return sweep_row(sweep, point, "invalid", err.problem(), nullptr);
-    return sweep_row(sweep, point, "error", err.what(), nullptr);
+    const bool rule = err.kind() == ConfigError::Kind::rule;
+    out.status = rule ? "invalid" : "error";
+    out.reason = rule ? err.problem() : err.what();
+    return out;
   }
+  ExperimentSpec& e = *out.experiment;
   if (!mode.empty())
     e.mode = mode;
+  if (adjust)
+    adjust(e);
   try {
     CostModel cost(e.model, e.training, e.platform.node.gpu);
     MemoryBreakdown mem = cost.peak_memory();
@@ -449,19 +416,32 @@ Json run_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& po
       m.training = e.training;
       m.memory = mem;
       m.budget_tokens = e.budget_tokens;
+      m.params = e.model.total_params();
       char buf[160];
       std::snprintf(buf, sizeof buf, "out of memory: %.1f GiB > %.1f GiB per GPU (dominated by %s)",
                     mem.peak / 1073741824.0, mem.capacity / 1073741824.0, mem.dominant.c_str());
-      return sweep_row(sweep, point, "oom", buf, &m);
+      out.status = "oom";
+      out.reason = buf;
+      out.metrics = std::move(m);
+      return out;
     }
-    RunMetrics m = run_experiment(e, catalog);
-    return sweep_row(sweep, point, "ok", "", &m);
+    out.metrics = run_experiment(e, catalog);
+    out.status = "ok";
   } catch (const ConfigError& err) {
-    return sweep_row(sweep, point, err.kind() == ConfigError::Kind::rule ? "invalid" : "error", err.problem(),
-                     nullptr);
+    out.status = err.kind() == ConfigError::Kind::rule ? "invalid" : "error";
+    out.reason = err.problem();
   } catch (const std::exception& err) {
-    return sweep_row(sweep, point, "error", err.what(), nullptr);
+    out.status = "error";
+    out.reason = err.what();
   }
+  return out;
+}
+
+Json run_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point, const Catalog& catalog,
+               const std::string& mode)
+{
+  const PointOutcome o = evaluate_point(doc, sweep, point, catalog, mode);
+  return sweep_row(sweep, point, o.status, o.reason, o.metrics ? &*o.metrics : nullptr);
 }
 
 void check_sweep_document(const YamlNode& doc, const SweepSpec& sweep, const Catalog& catalog,

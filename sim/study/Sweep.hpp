@@ -73,6 +73,19 @@ YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoi
 /// One row of results: the point, its status and its metrics (as JSON, for both outputs).
 Json sweep_row(const SweepSpec& sweep, const SweepPoint& point, const std::string& status, const std::string& reason,
                const RunMetrics* metrics);
+/// What became of one point: its status ("ok", "oom", "invalid", "error"), the reason, the
+/// experiment where it parsed and the metrics where there are some (an "oom" point has its
+/// memory and no step).
+struct PointOutcome {
+  std::string status;
+  std::string reason;
+  std::optional<ExperimentSpec> experiment;
+  std::optional<RunMetrics> metrics;
+};
+/// Evaluates one point: parse, `adjust` (a command's flags), memory check, simulate with its
+/// baseline. Every front end that runs sweep points goes through here.
+PointOutcome evaluate_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point, const Catalog& catalog,
+                            const std::string& mode = "", const std::function<void(ExperimentSpec&)>& adjust = {});
 /// Evaluates one point (parse, memory check, simulate with its baseline): the row. A point
 /// that breaks a rule is "invalid", one that does not fit "oom"; `mode` overrides the
 /// document's simulation mode when not empty.

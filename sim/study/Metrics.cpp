@@ -1,0 +1,196 @@
+#include "Metrics.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace clustersim {
+
+namespace {
+
+Metric step(const char* key, const char* unit, const char* doc, double RunMetrics::* field, bool before = false)
+{
+  Metric m{key, unit, doc, MetricPart::step};
+  m.field = field;
+  m.before_run = before;
+  return m;
+}
+
+Metric derived(const char* key, const char* unit, const char* doc, double (*f)(const RunMetrics&))
+{
+  Metric m{key, unit, doc, MetricPart::step};
+  m.derived = f;
+  return m;
+}
+
+Metric share(const char* key, const char* label, const char* doc, double Breakdown::* field)
+{
+  Metric m{key, "s", doc, MetricPart::breakdown, label};
+  m.share = field;
+  return m;
+}
+
+Metric memory(const char* key, const char* label, const char* doc, double MemoryBreakdown::* field)
+{
+  Metric m{key, "bytes", doc, MetricPart::memory, label};
+  m.memory = field;
+  m.before_run = true;
+  return m;
+}
+
+template <class E>
+E enum_named(const std::vector<std::string>& names, const Json& v, const char* what)
+{
+  const std::string s = v.get<std::string>();
+  auto it = std::find(names.begin(), names.end(), s);
+  if (it == names.end())
+    throw std::invalid_argument(std::string("unknown ") + what + " '" + s + "'");
+  return static_cast<E>(it - names.begin());
+}
+
+} // namespace
+
+double Metric::get(const RunMetrics& m) const
+{
+  if (derived)
+    return derived(m);
+  if (field)
+    return m.*field;
+  if (share)
+    return m.breakdown.*share;
+  return m.memory.*memory;
+}
+
+void Metric::set(RunMetrics& m, double v) const
+{
+  if (field)
+    m.*field = v;
+  else if (share)
+    m.breakdown.*share = v;
+  else if (memory)
+    m.memory.*memory = v;
+}
+
+const std::vector<Metric>& report_metrics()
+{
+  static const std::vector<Metric> table{
+      step("step_time_s", "s", "time of one optimizer step (the slowest rank's)", &RunMetrics::step_time_s),
+      derived("exposed_comm_s", "s", "communication the critical rank waited for: the breakdown's exposed terms",
+              [](const RunMetrics& m) { return m.breakdown.exposed_comm(); }),
+      step("mfu", "1", "model FLOPs per step / (step time x GPUs x the precision's dense peak)", &RunMetrics::mfu),
+      step("hfu", "1", "as mfu, with the recomputed FLOPs counted", &RunMetrics::hfu),
+      step("tokens_per_s", "tokens/s", "global batch x sequence length / step time", &RunMetrics::tokens_per_s),
+      step("tokens_per_s_per_gpu", "tokens/s", "tokens_per_s / GPUs", &RunMetrics::tokens_per_s_per_gpu),
+      step("tflops_per_gpu_model", "TFLOP/s", "model FLOPs per second per GPU", &RunMetrics::tflops_per_gpu_model),
+      step("tflops_per_gpu_hardware", "TFLOP/s", "hardware FLOPs (recompute included) per second per GPU",
+           &RunMetrics::tflops_per_gpu_hardware),
+      step("scaling_efficiency", "1", "tokens/s per GPU against the run's baseline (baseline_gpus)",
+           &RunMetrics::scaling_efficiency),
+      step("model_flops_per_step", "FLOP", "forward and backward of every layer, attention and logits, no recompute",
+           &RunMetrics::model_flops_per_step),
+      step("hardware_flops_per_step", "FLOP", "model FLOPs plus recomputation", &RunMetrics::hardware_flops_per_step),
+      step("params", "parameters", "the model's parameters", &RunMetrics::params, true),
+      step("budget_tokens", "tokens", "the token budget the time and cost figures are for", &RunMetrics::budget_tokens,
+           true),
+      step("time_to_train_s", "s", "budget_tokens / tokens_per_s", &RunMetrics::time_to_train_s),
+      derived("time_to_train_days", "days", "time_to_train_s in days",
+              [](const RunMetrics& m) { return m.time_to_train_s / 86400; }),
+      step("gpu_hours", "GPU-hours", "time to train x GPUs", &RunMetrics::gpu_hours),
+      step("energy_mwh", "MWh", "GPUs at board power plus node overhead, times PUE, over the time to train",
+           &RunMetrics::energy_mwh),
+      step("cost_usd", "USD", "gpu_hours x the platform's $/GPU-hour", &RunMetrics::cost_usd),
+      share("compute_s", "compute", "forward and backward compute of the critical rank (recompute apart)", &Breakdown::compute),
+      share("recompute_s", "recompute", "recomputed forward passes", &Breakdown::recompute),
+      share("optimizer_s", "optimizer", "the optimizer step", &Breakdown::optimizer),
+      share("exposed_tp_s", "exposed TP comm", "tensor-parallel communication the compute waited for", &Breakdown::exposed_tp),
+      share("exposed_cp_s", "exposed CP comm", "context-parallel communication the compute waited for", &Breakdown::exposed_cp),
+      share("exposed_pp_s", "exposed PP comm", "pipeline transfers the compute waited for", &Breakdown::exposed_pp),
+      share("exposed_dp_s", "exposed DP comm", "data-parallel gradient and parameter communication the compute waited for",
+            &Breakdown::exposed_dp),
+      share("exposed_ep_s", "exposed EP comm", "expert-parallel all-to-alls the compute waited for", &Breakdown::exposed_ep),
+      share("bubble_s", "bubble / wait", "waiting for other ranks (pipeline bubble, stragglers)", &Breakdown::bubble),
+      share("host_bound_s", "host-bound", "the next kernel ready but not yet issued by the host CPU", &Breakdown::host),
+      share("other_s", "other", "idle with nothing it waited for", &Breakdown::other),
+      memory("weights_bytes", "weights", "weights held per GPU at the peak", &MemoryBreakdown::weights),
+      memory("grads_bytes", "gradients", "gradients", &MemoryBreakdown::grads),
+      memory("optimizer_bytes", "optimizer states", "master weights and optimizer moments", &MemoryBreakdown::optimizer),
+      memory("activations_bytes", "activations", "activations kept for backward", &MemoryBreakdown::activations),
+      memory("buffers_bytes", "buffers", "communication buckets, logits workspace", &MemoryBreakdown::buffers),
+      memory("reserved_bytes", "reserve", "CUDA context, library workspaces, allocator fragmentation",
+             &MemoryBreakdown::reserved),
+      memory("peak_bytes", "", "the peak per GPU: the sum of the above", &MemoryBreakdown::peak),
+      memory("capacity_bytes", "", "the GPU's memory", &MemoryBreakdown::capacity),
+  };
+  return table;
+}
+
+const Metric* find_metric(const std::string& key)
+{
+  for (const Metric& m : report_metrics())
+    if (key == m.key)
+      return &m;
+  return nullptr;
+}
+
+const std::vector<LayoutField>& layout_fields()
+{
+  // captureless lambdas, one per key: the key's reader and writer side by side
+  static const std::vector<LayoutField> table{
+      {"tp", "tensor parallel", [](const TrainingSpec& t) { return Json(t.tp); },
+       [](TrainingSpec& t, const Json& v) { t.tp = v.get<int>(); }},
+      {"pp", "pipeline parallel", [](const TrainingSpec& t) { return Json(t.pp); },
+       [](TrainingSpec& t, const Json& v) { t.pp = v.get<int>(); }},
+      {"dp", "data parallel", [](const TrainingSpec& t) { return Json(t.dp); },
+       [](TrainingSpec& t, const Json& v) { t.dp = v.get<int>(); }},
+      {"cp", "context parallel", [](const TrainingSpec& t) { return Json(t.cp); },
+       [](TrainingSpec& t, const Json& v) { t.cp = v.get<int>(); }},
+      {"ep", "expert parallel", [](const TrainingSpec& t) { return Json(t.ep); },
+       [](TrainingSpec& t, const Json& v) { t.ep = v.get<int>(); }},
+      {"etp", "expert tensor parallel", [](const TrainingSpec& t) { return Json(t.etp); },
+       [](TrainingSpec& t, const Json& v) { t.etp = v.get<int>(); }},
+      {"vpp", "virtual pipeline stages per rank", [](const TrainingSpec& t) { return Json(t.vpp); },
+       [](TrainingSpec& t, const Json& v) { t.vpp = v.get<int>(); }},
+      {"zero", "ZeRO stage", [](const TrainingSpec& t) { return Json(t.zero); },
+       [](TrainingSpec& t, const Json& v) { t.zero = v.get<int>(); }},
+      {"pipeline_schedule", "pipeline schedule", [](const TrainingSpec& t) { return Json(to_string(t.schedule)); },
+       [](TrainingSpec& t, const Json& v) { t.schedule = enum_named<Schedule>(schedule_names(), v, "schedule"); }},
+      {"sequence_parallel", "Megatron sequence parallelism",
+       [](const TrainingSpec& t) { return Json(t.sequence_parallel); },
+       [](TrainingSpec& t, const Json& v) { t.sequence_parallel = v.get<bool>(); }},
+      {"recompute", "activation recomputation", [](const TrainingSpec& t) { return Json(to_string(t.recompute)); },
+       [](TrainingSpec& t, const Json& v) { t.recompute = enum_named<Recompute>(recompute_names(), v, "recompute"); }},
+      {"micro_batch", "sequences per micro-batch", [](const TrainingSpec& t) { return Json(t.micro_batch); },
+       [](TrainingSpec& t, const Json& v) { t.micro_batch = v.get<int>(); }},
+      {"global_batch", "sequences per step", [](const TrainingSpec& t) { return Json(t.global_batch); },
+       [](TrainingSpec& t, const Json& v) { t.global_batch = v.get<int>(); }},
+      {"precision", "number format of the GEMMs", [](const TrainingSpec& t) { return Json(to_string(t.precision)); },
+       [](TrainingSpec& t, const Json& v) { t.precision = enum_named<Precision>(precision_names(), v, "precision"); }},
+      {"flash_attention", "fused attention kernels", [](const TrainingSpec& t) { return Json(t.flash_attention); },
+       [](TrainingSpec& t, const Json& v) { t.flash_attention = v.get<bool>(); }},
+      {"framework", "training framework", [](const TrainingSpec& t) { return Json(to_string(t.framework)); },
+       [](TrainingSpec& t, const Json& v) { t.framework = enum_named<Framework>(framework_names(), v, "framework"); }},
+  };
+  return table;
+}
+
+void put_layout(Json& row, const TrainingSpec* t)
+{
+  for (const LayoutField& f : layout_fields())
+    row[f.key] = t ? f.get(*t) : Json();
+}
+
+void put_metric_columns(Json& row, const RunMetrics* m, bool ran)
+{
+  for (const Metric& k : report_metrics())
+    row[k.key] = m && (ran || k.before_run) ? Json(k.get(*m)) : Json();
+}
+
+std::string metrics_markdown()
+{
+  std::string s;
+  const char* part[] = {"", "breakdown.", "memory."};
+  for (const Metric& k : report_metrics())
+    s += std::string("- `") + part[static_cast<int>(k.part)] + k.key + "` (" + k.unit + "): " + k.doc + "\n";
+  return s;
+}
+
+} // namespace clustersim
