@@ -206,175 +206,197 @@ void MaxMinNetwork::detach(FlowId f)
   --active_;
 }
 
+/// Every flow of an interior resource (queued) joins the component; the resources they cross
+/// are interior when they bind, else border.
+void MaxMinNetwork::grow_component(std::uint32_t ep)
+{
+  std::vector<int>& queue = queue_;
+  while (!queue.empty()) {
+    const int r = queue.back();
+    queue.pop_back();
+    for (FlowId f : res_[static_cast<std::size_t>(r)].flows) {
+      Flow& fl = flows_[f];
+      if (fl.mark == ep)
+        continue;
+      fl.mark = ep;
+      comp_flows_.push_back(f);
+      for (const Hop& h : fl.route) {
+        Resource& r2 = res_[static_cast<std::size_t>(h.resource)];
+        if (r2.mark == ep)
+          continue;
+        r2.mark = ep;
+        comp_res_.push_back(h.resource);
+        r2.role = binding(r2) ? 1 : 2;
+        if (r2.role == 1)
+          queue.push_back(h.resource);
+      }
+    }
+  }
+}
+
+/// What each resource offers the component (all of it inside, the residual at the border), its
+/// unfixed flows, and the component's flows by their bound.
+void MaxMinNetwork::prepare_fill()
+{
+  std::vector<std::pair<double, FlowId>>& by_bound = by_bound_;
+  for (int r : comp_res_) {
+    const Resource& res = res_[static_cast<std::size_t>(r)];
+    avail_[static_cast<std::size_t>(r)] = res.role == 1 ? res.capacity : res.capacity - res.load;
+    unfixed_[static_cast<std::size_t>(r)] = 0;
+  }
+  by_bound.clear();
+  for (FlowId f : comp_flows_) {
+    const Flow& fl = flows_[f];
+    for (const Hop& h : fl.route) {
+      auto r = static_cast<std::size_t>(h.resource);
+      if (res_[r].role == 2 && !fl.pending)
+        avail_[r] += fl.rate;
+      ++unfixed_[r];
+    }
+    new_rate_[f] = -1;
+    limiter_[f] = -1;
+    by_bound.emplace_back(fl.bound, f);
+  }
+  std::sort(by_bound.begin(), by_bound.end());
+}
+
+/// Progressive filling of the component: flows fixed at their bound or at the share of the
+/// resource that binds them, smallest first.
+void MaxMinNetwork::progressive_fill(std::uint32_t ep)
+{
+  const std::vector<std::pair<double, FlowId>>& by_bound = by_bound_;
+  std::vector<double>& share = share_;
+  using Key = std::pair<double, int>;
+  std::vector<Key>& heap = heap_scratch_; // a binary heap (std::push_heap), smallest share first
+  auto key = [this](int r) {
+    auto i = static_cast<std::size_t>(r);
+    return std::max(0.0, avail_[i]) / unfixed_[i];
+  };
+  heap.clear();
+  auto push = [&heap](double k, int r) {
+    heap.emplace_back(k, r);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  };
+  auto pop = [&heap] {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    heap.pop_back();
+  };
+  for (int r : comp_res_)
+    if (unfixed_[static_cast<std::size_t>(r)] > 0)
+      push(key(r), r);
+  // Fixing a flow at v <= the smallest share leaves every other share at least as large, so
+  // a resource's entry stays a lower bound of its share and is refreshed only when it comes
+  // to the top (a push per fix cost most of the filling). Rounding may lower a share by an
+  // ulp: then the lower value is pushed at once, and the top is always the exact minimum.
+  auto fix = [&](FlowId f, double v, int by) {
+    new_rate_[f] = v;
+    limiter_[f] = by;
+    for (const Hop& h : flows_[f].route) {
+      auto i = static_cast<std::size_t>(h.resource);
+      const double before = unfixed_[i] > 0 ? key(h.resource) : 0;
+      avail_[i] -= v;
+      if (--unfixed_[i] == 0)
+        continue;
+      const double after = key(h.resource);
+      if (after < before)
+        push(after, h.resource);
+    }
+  };
+  std::size_t next = 0;
+  std::size_t left = comp_flows_.size();
+  while (left > 0) {
+    while (!heap.empty()) {
+      const auto [k, r] = heap.front();
+      if (unfixed_[static_cast<std::size_t>(r)] == 0) {
+        pop();
+        continue;
+      }
+      const double now_key = key(r);
+      if (k == now_key)
+        break;
+      pop();
+      if (k < now_key) // its share grew since: it goes back at its share
+        push(now_key, r);
+    }
+    const double s = heap.empty() ? kUnbounded : heap.front().first;
+    while (next < by_bound.size() && new_rate_[by_bound[next].second] >= 0)
+      ++next;
+    if (next < by_bound.size() && by_bound[next].first <= s) {
+      // fixing a flow at a bound below every share leaves every share at least as large
+      for (; next < by_bound.size() && by_bound[next].first <= s; ++next)
+        if (new_rate_[by_bound[next].second] < 0) {
+          fix(by_bound[next].second, by_bound[next].first, -1);
+          --left;
+        }
+      continue;
+    }
+    if (heap.empty()) { // flows crossing nothing and bounded by nothing
+      for (FlowId f : comp_flows_)
+        if (new_rate_[f] < 0) {
+          fix(f, kUnbounded, -1);
+          --left;
+        }
+      break;
+    }
+    const int r = heap.front().second;
+    pop();
+    share[static_cast<std::size_t>(r)] = s;
+    for (FlowId f : res_[static_cast<std::size_t>(r)].flows)
+      if (flows_[f].mark == ep && new_rate_[f] < 0) {
+        fix(f, s, r);
+        --left;
+      }
+  }
+}
+
+/// A border resource that holds a flow of the component back while a flow outside gets more
+/// there is no bottleneck of that flow: it joins (queued), and the component is filled again.
+/// Returns whether one did.
+bool MaxMinNetwork::absorb_border(std::uint32_t ep)
+{
+  std::vector<double>& share = share_;
+  bool grew = false;
+  for (std::size_t i = 0; i < comp_res_.size(); ++i) {
+    const int r = comp_res_[i];
+    Resource& res = res_[static_cast<std::size_t>(r)];
+    if (res.role != 2 || share[static_cast<std::size_t>(r)] < 0)
+      continue;
+    const double s = share[static_cast<std::size_t>(r)];
+    for (FlowId f : res.flows) {
+      const Flow& fl = flows_[f];
+      if (fl.mark != ep && fl.rate > s * (1 + kSlack)) {
+        res.role = 1;
+        queue_.push_back(r);
+        grew = true;
+        break;
+      }
+    }
+  }
+  for (int r : comp_res_)
+    share[static_cast<std::size_t>(r)] = -1;
+  return grew;
+}
+
 void MaxMinNetwork::fill_component(double now)
 {
   ++epoch_;
   const std::uint32_t ep = epoch_;
   comp_flows_.clear();
   comp_res_.clear();
-  std::vector<int>& queue = queue_;
-  queue.clear();
+  queue_.clear();
   for (int r : dirty_) {
     Resource& res = res_[static_cast<std::size_t>(r)];
     res.mark = ep;
     res.role = 1;
     comp_res_.push_back(r);
-    queue.push_back(r);
+    queue_.push_back(r);
   }
   dirty_.clear();
-
-  std::vector<std::pair<double, FlowId>>& by_bound = by_bound_;
-  std::vector<double>& share = share_;
-  using Key = std::pair<double, int>;
-  std::vector<Key>& heap = heap_scratch_; // a binary heap (std::push_heap), smallest share first
-  for (;;) {
-    // grow: every flow of an interior resource joins; resources they cross are interior when
-    // they bind, else border
-    while (!queue.empty()) {
-      const int r = queue.back();
-      queue.pop_back();
-      for (FlowId f : res_[static_cast<std::size_t>(r)].flows) {
-        Flow& fl = flows_[f];
-        if (fl.mark == ep)
-          continue;
-        fl.mark = ep;
-        comp_flows_.push_back(f);
-        for (const Hop& h : fl.route) {
-          Resource& r2 = res_[static_cast<std::size_t>(h.resource)];
-          if (r2.mark == ep)
-            continue;
-          r2.mark = ep;
-          comp_res_.push_back(h.resource);
-          r2.role = binding(r2) ? 1 : 2;
-          if (r2.role == 1)
-            queue.push_back(h.resource);
-        }
-      }
-    }
-    // what each resource offers the component: all of it inside, the residual at the border
-    for (int r : comp_res_) {
-      const Resource& res = res_[static_cast<std::size_t>(r)];
-      avail_[static_cast<std::size_t>(r)] = res.role == 1 ? res.capacity : res.capacity - res.load;
-      unfixed_[static_cast<std::size_t>(r)] = 0;
-    }
-    by_bound.clear();
-    for (FlowId f : comp_flows_) {
-      const Flow& fl = flows_[f];
-      for (const Hop& h : fl.route) {
-        auto r = static_cast<std::size_t>(h.resource);
-        if (res_[r].role == 2 && !fl.pending)
-          avail_[r] += fl.rate;
-        ++unfixed_[r];
-      }
-      new_rate_[f] = -1;
-      limiter_[f] = -1;
-      by_bound.emplace_back(fl.bound, f);
-    }
-    std::sort(by_bound.begin(), by_bound.end());
-    // progressive filling
-    auto key = [this](int r) {
-      auto i = static_cast<std::size_t>(r);
-      return std::max(0.0, avail_[i]) / unfixed_[i];
-    };
-    heap.clear();
-    auto push = [&heap](double k, int r) {
-      heap.emplace_back(k, r);
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
-    };
-    auto pop = [&heap] {
-      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-      heap.pop_back();
-    };
-    for (int r : comp_res_)
-      if (unfixed_[static_cast<std::size_t>(r)] > 0)
-        push(key(r), r);
-    // Fixing a flow at v <= the smallest share leaves every other share at least as large, so
-    // a resource's entry stays a lower bound of its share and is refreshed only when it comes
-    // to the top (a push per fix cost most of the filling). Rounding may lower a share by an
-    // ulp: then the lower value is pushed at once, and the top is always the exact minimum.
-    auto fix = [&](FlowId f, double v, int by) {
-      new_rate_[f] = v;
-      limiter_[f] = by;
-      for (const Hop& h : flows_[f].route) {
-        auto i = static_cast<std::size_t>(h.resource);
-        const double before = unfixed_[i] > 0 ? key(h.resource) : 0;
-        avail_[i] -= v;
-        if (--unfixed_[i] == 0)
-          continue;
-        const double after = key(h.resource);
-        if (after < before)
-          push(after, h.resource);
-      }
-    };
-    std::size_t next = 0;
-    std::size_t left = comp_flows_.size();
-    while (left > 0) {
-      while (!heap.empty()) {
-        const auto [k, r] = heap.front();
-        if (unfixed_[static_cast<std::size_t>(r)] == 0) {
-          pop();
-          continue;
-        }
-        const double now_key = key(r);
-        if (k == now_key)
-          break;
-        pop();
-        if (k < now_key) // its share grew since: it goes back at its share
-          push(now_key, r);
-      }
-      const double s = heap.empty() ? kUnbounded : heap.front().first;
-      while (next < by_bound.size() && new_rate_[by_bound[next].second] >= 0)
-        ++next;
-      if (next < by_bound.size() && by_bound[next].first <= s) {
-        // fixing a flow at a bound below every share leaves every share at least as large
-        for (; next < by_bound.size() && by_bound[next].first <= s; ++next)
-          if (new_rate_[by_bound[next].second] < 0) {
-            fix(by_bound[next].second, by_bound[next].first, -1);
-            --left;
-          }
-        continue;
-      }
-      if (heap.empty()) { // flows crossing nothing and bounded by nothing
-        for (FlowId f : comp_flows_)
-          if (new_rate_[f] < 0) {
-            fix(f, kUnbounded, -1);
-            --left;
-          }
-        break;
-      }
-      const int r = heap.front().second;
-      pop();
-      share[static_cast<std::size_t>(r)] = s;
-      for (FlowId f : res_[static_cast<std::size_t>(r)].flows)
-        if (flows_[f].mark == ep && new_rate_[f] < 0) {
-          fix(f, s, r);
-          --left;
-        }
-    }
-    // a border resource that holds a flow of the component back while a flow outside gets more
-    // there is no bottleneck of that flow: it joins, and the component is filled again
-    bool grew = false;
-    for (std::size_t i = 0; i < comp_res_.size(); ++i) {
-      const int r = comp_res_[i];
-      Resource& res = res_[static_cast<std::size_t>(r)];
-      if (res.role != 2 || share[static_cast<std::size_t>(r)] < 0)
-        continue;
-      const double s = share[static_cast<std::size_t>(r)];
-      for (FlowId f : res.flows) {
-        const Flow& fl = flows_[f];
-        if (fl.mark != ep && fl.rate > s * (1 + kSlack)) {
-          res.role = 1;
-          queue.push_back(r);
-          grew = true;
-          break;
-        }
-      }
-    }
-    for (int r : comp_res_)
-      share[static_cast<std::size_t>(r)] = -1;
-    if (!grew)
-      break;
-  }
+  do {
+    grow_component(ep);
+    prepare_fill();
+    progressive_fill(ep);
+  } while (absorb_border(ep));
 
   ++stats_.solves;
   stats_.solved_flows += comp_flows_.size();

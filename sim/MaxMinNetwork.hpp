@@ -109,6 +109,10 @@ private:
   void detach(FlowId f);
   void mark_dirty(int r);
   void fill_component(double now);
+  void grow_component(std::uint32_t ep);
+  void prepare_fill();
+  void progressive_fill(std::uint32_t ep);
+  bool absorb_border(std::uint32_t ep);
 
   std::vector<Resource> res_;
   std::vector<Flow> flows_;

@@ -1,5 +1,10 @@
 #include "Protocols.hpp"
 
+#include "Registry.hpp"
+#include "Suggest.hpp"
+
+#include <algorithm>
+
 namespace clustersim {
 
 const std::vector<std::string>& protocol_names()
@@ -15,7 +20,12 @@ ProtocolTable ProtocolTable::load(const std::string& path)
   YamlMap top(root, "collective constants");
   YamlNode transports = top.require("transports");
   if (auto algos = top.find("algorithms")) {
+    // a key is a registered collective algorithm: a misspelt one would leave the real one at 1.0
+    const std::string kind = "collective algorithm";
+    const std::vector<std::string> known = RegistryDirectory::instance().names(kind);
     for (auto& [k, v] : algos->entries()) {
+      if (std::find(known.begin(), known.end(), k.as_string()) == known.end())
+        k.fail(unknown_name(kind, k.as_string(), known), join(known));
       YamlMap m(v, "algorithm '" + k.as_string() + "'");
       t.algorithm_factor_[k.as_string()] = m.require("bandwidth_factor").as_number(0.01, 1.0);
       m.finish();

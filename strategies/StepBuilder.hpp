@@ -66,8 +66,7 @@ class StepContext {
 public:
   /// `fold_unit` > 0: only the replicas (tp, cp, dp coordinates) of the ranks that share stage
   /// 0's representative's NVLink domain (`fold_unit` consecutive GPUs) are emitted, in every
-  /// stage; 0: every rank.
-  /// emitted; the other ranks mirror it (see Workload).
+  /// stage, and the ranks left out mirror them (see Workload); 0: every rank.
   /// `domain_gpus`: GPUs of one NVLink domain as the job has them (consecutive ranks), for
   /// exchanges that route through it (DeepEP); 0: unknown, one domain.
   StepContext(Workload& w, const CostModel& cost, const Layout& layout, int fold_unit, int domain_gpus = 0);

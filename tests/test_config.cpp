@@ -303,6 +303,16 @@ TEST_CASE("catalog files: GPU catalog and protocol constants")
                          doctest::Contains(":3:5: unknown key 'simpel' in transport 'nvlink9'; did you mean 'simple'?"),
                          ConfigError);
   }
+  SUBCASE("protocol constants: an algorithm factor for an algorithm that is not registered")
+  {
+    // a misspelt name would leave the real algorithm's bandwidth at 1.0 without a word
+    std::string path = write_temp("collectives.yaml", "algorithms:\n  treee: {bandwidth_factor: 0.92}\ntransports:\n"
+                                                      "  nvlink9:\n    simple: {step_latency: 1us, efficiency: 0.8, "
+                                                      "base_latency: 1us}\n");
+    CHECK_THROWS_WITH_AS(ProtocolTable::load(path),
+                         doctest::Contains(":2:3: unknown collective algorithm 'treee'; did you mean 'tree'?"),
+                         ConfigError);
+  }
 }
 
 TEST_CASE("Hugging Face config.json of several families")

@@ -185,10 +185,18 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   if (fabric)
     b.add_fabric();
 
-  // Routing templates, on domain 0 (every domain is laid out alike).
-  const Graph& g = cg.graph_;
-  const int per_domain = std::min(dn, cg.nodes_) * per_node;
-  cg.domain_routes_.assign(static_cast<std::size_t>(per_domain * per_domain), {});
+  cg.route_domain(b.nics_);
+  return cg;
+}
+
+void ClusterGraph::route_domain(const std::vector<VertexId>& nics)
+{
+  const PlatformSpec& platform = platform_;
+  const int per_node = platform.node.gpus;
+  const int dn = domain_nodes_;
+  const Graph& g = graph_;
+  const int per_domain = std::min(dn, nodes_) * per_node;
+  domain_routes_.assign(static_cast<std::size_t>(per_domain * per_domain), {});
   std::vector<int> arc_node(static_cast<std::size_t>(boost::num_edges(g)), -1);
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
     int node = std::max(g[boost::source(*e, g)].node, g[boost::target(*e, g)].node);
@@ -196,15 +204,15 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   }
   auto to_step = [&](int arc, int node_src) {
     int node = arc_node[static_cast<std::size_t>(arc)];
-    return RouteStep{node == node_src ? 0 : 1, arc - cg.node_arc_base_[static_cast<std::size_t>(node)]};
+    return RouteStep{node == node_src ? 0 : 1, arc - node_arc_base_[static_cast<std::size_t>(node)]};
   };
   const bool staged = platform.node.scale_up == ScaleUpKind::pcie && !platform.node.p2p;
   for (int a = 0; a < per_domain; ++a)
     for (int bb = 0; bb < per_domain; ++bb) {
       if (a == bb)
         continue;
-      VertexId va = cg.gpu_vertex_[static_cast<std::size_t>(a)];
-      VertexId vb = cg.gpu_vertex_[static_cast<std::size_t>(bb)];
+      VertexId va = gpu_vertex_[static_cast<std::size_t>(a)];
+      VertexId vb = gpu_vertex_[static_cast<std::size_t>(bb)];
       std::vector<int> arcs;
       if (staged) {
         // no peer-to-peer: through the root complex (host memory) of the source's CPU
@@ -221,25 +229,24 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
       }
       assert(!arcs.empty());
       int node_src = g[va].node;
-      auto& steps = cg.domain_routes_[static_cast<std::size_t>(a * per_domain + bb)];
+      auto& steps = domain_routes_[static_cast<std::size_t>(a * per_domain + bb)];
       for (int arc : arcs)
         steps.push_back(to_step(arc, node_src));
     }
   if (platform.node.nics > 0) {
     for (int l = 0; l < per_node; ++l) {
-      VertexId gv = cg.gpu_vertex_[static_cast<std::size_t>(l)];
-      VertexId nv = b.nics_[static_cast<std::size_t>(platform.node.nic_of_gpu[static_cast<std::size_t>(l)])];
+      VertexId gv = gpu_vertex_[static_cast<std::size_t>(l)];
+      VertexId nv = nics[static_cast<std::size_t>(platform.node.nic_of_gpu[static_cast<std::size_t>(l)])];
       std::vector<int> up;
       std::vector<int> down;
       for (int arc : shortest_arcs(g, gv, nv))
-        up.push_back(arc - cg.node_arc_base_[0]);
+        up.push_back(arc - node_arc_base_[0]);
       for (int arc : shortest_arcs(g, nv, gv))
-        down.push_back(arc - cg.node_arc_base_[0]);
-      cg.nic_up_.push_back(up);
-      cg.nic_down_.push_back(down);
+        down.push_back(arc - node_arc_base_[0]);
+      nic_up_.push_back(up);
+      nic_down_.push_back(down);
     }
   }
-  return cg;
 }
 
 int ClusterGraph::count(VertexKind k) const

@@ -154,6 +154,10 @@ private:
   bool leads_to(int group, std::size_t i, int tier, int leaf_b, int pod_b) const;
   int arc_resource(int arc) const { return arc_resource_[static_cast<std::size_t>(arc)]; }
 
+  /// The routing templates, laid out on domain 0 (every domain is alike): the arcs between
+  /// each pair of its GPUs and between each GPU of a node and its NIC.
+  void route_domain(const std::vector<VertexId>& nics);
+
   friend class GraphBuilder;
 
   PlatformSpec platform_;

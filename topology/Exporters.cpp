@@ -120,9 +120,28 @@ std::string plural(long long n, const std::string& one, const std::string& many)
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-} // namespace
+/// One row of the fabric figure: a switch tier, or the nodes.
+struct FabricRow {
+  VertexKind kind;
+  std::string caption;
+  std::string box;
+  int members;
+};
 
-void write_fabric_svg(std::ostream& out, const ClusterGraph& cg)
+struct FabricBundle {
+  long long links = 0;
+  double bandwidth = 0; ///< per link, per direction (the largest seen)
+};
+
+/// What the fabric figure shows: its rows top to bottom, the links from each row to the one
+/// above (by the lower row's index) and which members they join.
+struct FabricRows {
+  std::vector<FabricRow> rows;
+  std::map<int, FabricBundle> up;
+  std::set<std::tuple<int, int, int>> joined; ///< (lower row, lower member, upper member) with a link
+};
+
+FabricRows fabric_rows(const ClusterGraph& cg)
 {
   const Graph& g = cg.graph();
   const PlatformSpec& p = cg.platform();
@@ -132,13 +151,8 @@ void write_fabric_svg(std::ostream& out, const ClusterGraph& cg)
   std::map<VertexKind, int> count;
   for (auto v : boost::make_iterator_range(boost::vertices(g)))
     ++count[g[v].kind];
-  struct Row {
-    VertexKind kind;
-    std::string caption;
-    std::string box;
-    int members;
-  };
-  std::vector<Row> rows;
+  FabricRows f;
+  std::vector<FabricRow>& rows = f.rows;
   for (const auto& [kind, name] : tiers)
     if (count[kind] > 0)
       rows.push_back({kind, plural(count[kind], name, name + "es"), name, count[kind]});
@@ -160,24 +174,28 @@ void write_fabric_svg(std::ostream& out, const ClusterGraph& cg)
         return static_cast<int>(i);
     return -1;
   };
-  struct Bundle {
-    long long links = 0;
-    double bandwidth = 0; ///< per link, per direction (the largest seen)
-  };
-  std::map<int, Bundle> up; // by the lower row's index: its links to the row above
   // a member's index in its row: its node for what is inside a node, else its index in its tier
   auto member = [&](VertexId v) { return row_of(g[v].kind) == static_cast<int>(rows.size()) - 1 ? g[v].node : g[v].global; };
-  std::set<std::tuple<int, int, int>> joined; // (lower row, lower member, upper member) with a link
   for (auto a : boost::make_iterator_range(boost::edges(g))) {
     const VertexId sv = boost::source(a, g), tv = boost::target(a, g);
     const int from = row_of(g[sv].kind), to = row_of(g[tv].kind);
     if (from < 0 || to < 0 || to != from - 1 || g[a].kind != LinkKind::network)
       continue;
-    joined.insert({from, member(sv), member(tv)});
-    Bundle& b = up[from];
+    f.joined.insert({from, member(sv), member(tv)});
+    FabricBundle& b = f.up[from];
     b.links += g[a].lanes;
     b.bandwidth = std::max(b.bandwidth, g[a].bandwidth / std::max(1, g[a].lanes));
   }
+  return f;
+}
+
+} // namespace
+
+void write_fabric_svg(std::ostream& out, const ClusterGraph& cg)
+{
+  const PlatformSpec& p = cg.platform();
+  const FabricRows f = fabric_rows(cg);
+  const std::vector<FabricRow>& rows = f.rows;
   // layout: at most five boxes a row (the first three, "...", the last)
   const int width = 960, row_h = 120, top = 70, box_h = 44;
   const int height = top + static_cast<int>(rows.size()) * row_h + 10;
@@ -205,16 +223,16 @@ void write_fabric_svg(std::ostream& out, const ClusterGraph& cg)
     const int y = top + static_cast<int>(r) * row_h;
     const auto labels = shown(rows[r].members);
     // the links up to the row above, drawn first so that the boxes cover their ends
-    if (r > 0 && up.count(static_cast<int>(r))) {
+    if (r > 0 && f.up.count(static_cast<int>(r))) {
       const auto above = shown(rows[r - 1].members);
       for (std::size_t i = 0; i < labels.size(); ++i)
         for (std::size_t j = 0; j < above.size(); ++j)
           if (labels[i] != "..." && above[j] != "..." &&
-              joined.count({static_cast<int>(r), std::stoi(labels[i]), std::stoi(above[j])}))
+              f.joined.count({static_cast<int>(r), std::stoi(labels[i]), std::stoi(above[j])}))
             out << "<line x1=\"" << centre_x(i, labels.size()) << "\" y1=\"" << y + 18 << "\" x2=\""
                 << centre_x(j, above.size()) << "\" y2=\"" << y - row_h + 18 + box_h
                 << "\" stroke=\"#9aa5b1\" stroke-width=\"1\"/>\n";
-      const Bundle& b = up[static_cast<int>(r)];
+      const FabricBundle& b = f.up.at(static_cast<int>(r));
       std::ostringstream bundle;
       bundle << b.links << " links of " << format_bandwidth(b.bandwidth) << " each way";
       out << "<text x=\"" << width - 12 << "\" y=\"" << y - 8 << "\" text-anchor=\"end\" fill=\"#3b4a5a\">"

@@ -144,7 +144,7 @@ const Section& nics_section()
           K::quantity_of("bandwidth", Quantity::bandwidth, "", 1.25e5, 1e14, "per NIC").computed("required with NICs"),
           K::boolean("bidirectional", false, "the figure counts both directions (halved)"),
           K::quantity_of("latency", Quantity::time, "", 0, 1, "NIC latency").computed("required with NICs"),
-          K::string("transport", "", "protocol table of platforms/collectives.yaml (ib-ndr, roce-400, ...)")
+          K::string("transport", "", "a row of the transports: table of platforms/collectives.yaml (ib-edr, ib-hdr, ib-ndr, ib-xdr, roce, opa)")
               .computed("required with NICs"),
           K::list("gpus", "the local NIC of each GPU").computed("GPU g uses NIC g * count / gpus"),
       }};

@@ -168,28 +168,75 @@ TraceRequest trace_request(const std::string& trace, const std::string& ranks, c
   return r;
 }
 
+/// The flags of `run`.
+struct RunOptions {
+  std::string experiment;
+  bool json = false;
+  bool full = false;
+  std::string out;
+  std::string shard;
+  int jobs = 0;
+  std::string trace;
+  std::string trace_ranks;
+  std::string trace_streams;
+  std::string trace_micro_batches;
+  bool kernels = false;
+  bool allow_oom = false;
+  bool strict = false;
+  bool slurm = false;
+  SlurmOptions s;
+};
+
+/// One experiment without a sweep: simulate, write the report and the trace, exit 3 when it
+/// does not fit (unless --allow-oom).
+int run_single(const RunOptions& o, const YamlNode& doc)
+{
+  Catalog catalog = Catalog::open();
+  ExperimentSpec e = parse_experiment(doc, catalog);
+  if (o.full)
+    e.mode = "full";
+  // the files it will write, checked before it runs (contents come after)
+  OutputSet planned;
+  if (!o.out.empty()) {
+    check_directory(o.out, "--out");
+    planned.add(o.out + "/report.json", "", "--out");
+    planned.add(o.out + "/report.txt", "", "--out");
+  }
+  if (!o.trace.empty())
+    planned.add(o.trace, "", "--trace");
+  planned.check();
+  for (const ConfigWarning& w : experiment_warnings(e)) {
+    if (o.strict)
+      throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);
+    std::fprintf(stderr, "%s\n", w.line().c_str());
+  }
+  TraceRequest trace = trace_request(o.trace, o.trace_ranks, o.trace_streams, o.trace_micro_batches, e);
+  RunMetrics m = run_experiment(e, catalog, o.trace.empty() ? nullptr : &trace);
+  std::string json = to_json(m).dump(2) + "\n";
+  std::string text = format_report(m) + (o.kernels ? format_kernels(e) : std::string());
+  OutputSet out;
+  if (!o.out.empty()) {
+    out.add(o.out + "/report.json", json, "--out");
+    out.add(o.out + "/report.txt", text, "--out");
+  }
+  if (!o.trace.empty())
+    out.add(o.trace, trace.json, "--trace");
+  out.commit();
+  std::cout << (o.json ? json : text);
+  if (!m.memory.fits && !o.allow_oom) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "clustersim: %s does not fit in GPU memory: %s (exit 3; --allow-oom exits 0)\n",
+                 e.name.c_str(), describe_oom(m.memory).c_str());
+    return kExitOutOfMemory;
+  }
+  return 0;
+}
+
 } // namespace
 
 void add_run_command(CLI::App& app, Action& action)
 {
-  struct Options {
-    std::string experiment;
-    bool json = false;
-    bool full = false;
-    std::string out;
-    std::string shard;
-    int jobs = 0;
-    std::string trace;
-    std::string trace_ranks;
-    std::string trace_streams;
-    std::string trace_micro_batches;
-    bool kernels = false;
-    bool allow_oom = false;
-    bool strict = false;
-    bool slurm = false;
-    SlurmOptions s;
-  };
-  auto opt = std::make_shared<Options>();
+  auto opt = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate one training step of an experiment and report step time, MFU, "
                                             "scaling efficiency, the step breakdown and memory per GPU; an experiment "
                                             "with a sweep: section runs every point");
@@ -245,46 +292,7 @@ void add_run_command(CLI::App& app, Action& action)
       if (!opt->shard.empty())
         throw ConfigError(command_line("--shard"), "'" + opt->experiment + "' has no sweep to shard",
                           "--shard with an experiment that has a sweep: section");
-      Catalog catalog = Catalog::open();
-      ExperimentSpec e = parse_experiment(doc, catalog);
-      if (opt->full)
-        e.mode = "full";
-      // the files it will write, checked before it runs (contents come after)
-      OutputSet planned;
-      if (!opt->out.empty()) {
-        check_directory(opt->out, "--out");
-        planned.add(opt->out + "/report.json", "", "--out");
-        planned.add(opt->out + "/report.txt", "", "--out");
-      }
-      if (!opt->trace.empty())
-        planned.add(opt->trace, "", "--trace");
-      planned.check();
-      for (const ConfigWarning& w : experiment_warnings(e)) {
-        if (opt->strict)
-          throw ConfigError(w.where, w.what + " (--strict)", w.valid.empty() ? "a setting that counts" : w.valid);
-        std::fprintf(stderr, "%s\n", w.line().c_str());
-      }
-      TraceRequest trace =
-          trace_request(opt->trace, opt->trace_ranks, opt->trace_streams, opt->trace_micro_batches, e);
-      RunMetrics m = run_experiment(e, catalog, opt->trace.empty() ? nullptr : &trace);
-      std::string json = to_json(m).dump(2) + "\n";
-      std::string text = format_report(m) + (opt->kernels ? format_kernels(e) : std::string());
-      OutputSet out;
-      if (!opt->out.empty()) {
-        out.add(opt->out + "/report.json", json, "--out");
-        out.add(opt->out + "/report.txt", text, "--out");
-      }
-      if (!opt->trace.empty())
-        out.add(opt->trace, trace.json, "--trace");
-      out.commit();
-      std::cout << (opt->json ? json : text);
-      if (!m.memory.fits && !opt->allow_oom) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "clustersim: %s does not fit in GPU memory: %s (exit 3; --allow-oom exits 0)\n",
-                     e.name.c_str(), describe_oom(m.memory).c_str());
-        return kExitOutOfMemory;
-      }
-      return 0;
+      return run_single(*opt, doc);
     };
   });
 }
