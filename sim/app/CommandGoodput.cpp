@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -169,35 +168,37 @@ void apply_flags(const GoodputOptions& o, bool tokens, bool seed, bool trials, E
     e.reliability.trials = o.trials;
 }
 
-/// The goodput columns of a sweep row, each with how it follows from the point's result (NaN:
-/// empty, as where the run never progresses).
+/// The goodput columns of a sweep row, each with how it follows from the point's result and
+/// when it has a value: always, only when the run progresses, or only with Monte-Carlo trials.
 struct GoodputColumn {
+  enum class Shown { always, progresses, monte_carlo };
   const char* key;
+  Shown shown;
   double (*value)(const GoodputResult& g, const ReliabilitySpec& r, const GoodputInput& in);
 };
 
 const std::vector<GoodputColumn>& goodput_columns()
 {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   using G = const GoodputResult&;
   using R = const ReliabilitySpec&;
   using I = const GoodputInput&;
+  using S = GoodputColumn::Shown;
   static const std::vector<GoodputColumn> c{
-      {"interruptions_per_day", [](G g, R, I) { return g.unexpected_per_day + g.planned_per_day; }},
-      {"checkpoint_write_s", [](G g, R, I) { return g.write_s; }},
-      {"checkpoint_interval_s", [](G g, R, I) { return g.interval_s; }},
+      {"interruptions_per_day", S::always, [](G g, R, I) { return g.unexpected_per_day + g.planned_per_day; }},
+      {"checkpoint_write_s", S::always, [](G g, R, I) { return g.write_s; }},
+      {"checkpoint_interval_s", S::always, [](G g, R, I) { return g.interval_s; }},
       // the Young/Daly optimum of this point, for interval sweeps
-      {"optimal_interval_s", [](G, R r, I in) { return goodput_optimal_interval_s(r, in); }},
-      {"work_days", [](G g, R, I) { return g.work_s / 86400; }},
-      {"wall_days", [](G g, R, I) { return g.progresses ? g.wall_s / 86400 : kNaN; }},
-      {"ettr", [](G g, R, I) { return g.progresses ? g.ettr : kNaN; }},
-      {"mc_wall_days_p05", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_wall_p05 / 86400 : kNaN; }},
-      {"mc_wall_days_p95", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_wall_p95 / 86400 : kNaN; }},
-      {"mc_ettr_mean", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_mean : kNaN; }},
-      {"mc_ettr_p05", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_p05 : kNaN; }},
-      {"mc_ettr_p95", [](G g, R, I) { return g.progresses && g.trials > 0 ? g.mc_ettr_p95 : kNaN; }},
-      {"goodput_gpu_hours", [](G g, R, I) { return g.progresses ? g.gpu_hours : kNaN; }},
-      {"goodput_cost_usd", [](G g, R, I) { return g.progresses ? g.cost_usd : kNaN; }},
+      {"optimal_interval_s", S::always, [](G, R r, I in) { return goodput_optimal_interval_s(r, in); }},
+      {"work_days", S::always, [](G g, R, I) { return g.work_s / 86400; }},
+      {"wall_days", S::progresses, [](G g, R, I) { return g.wall_s / 86400; }},
+      {"ettr", S::progresses, [](G g, R, I) { return g.ettr; }},
+      {"mc_wall_days_p05", S::monte_carlo, [](G g, R, I) { return g.mc_wall_p05 / 86400; }},
+      {"mc_wall_days_p95", S::monte_carlo, [](G g, R, I) { return g.mc_wall_p95 / 86400; }},
+      {"mc_ettr_mean", S::monte_carlo, [](G g, R, I) { return g.mc_ettr_mean; }},
+      {"mc_ettr_p05", S::monte_carlo, [](G g, R, I) { return g.mc_ettr_p05; }},
+      {"mc_ettr_p95", S::monte_carlo, [](G g, R, I) { return g.mc_ettr_p95; }},
+      {"goodput_gpu_hours", S::progresses, [](G g, R, I) { return g.gpu_hours; }},
+      {"goodput_cost_usd", S::progresses, [](G g, R, I) { return g.cost_usd; }},
   };
   return c;
 }
@@ -217,8 +218,10 @@ Json goodput_row(const YamlNode& doc, const SweepSpec& sweep, std::size_t index,
     g = goodput(o.experiment->reliability, *in);
   }
   for (const GoodputColumn& c : goodput_columns()) {
-    const double v = g ? c.value(*g, o.experiment->reliability, *in) : 0;
-    row[c.key] = g && std::isfinite(v) ? Json(v) : Json();
+    using S = GoodputColumn::Shown;
+    const bool shown = g && (c.shown == S::always || (g->progresses && (c.shown == S::progresses || g->trials > 0)));
+    const double v = shown ? c.value(*g, o.experiment->reliability, *in) : 0;
+    row[c.key] = shown && std::isfinite(v) ? Json(v) : Json();
   }
   return row;
 }

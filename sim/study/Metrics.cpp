@@ -1,7 +1,11 @@
 #include "Metrics.hpp"
 
+#include "Suggest.hpp"
+
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 namespace clustersim {
 
@@ -37,14 +41,28 @@ Metric memory(const char* key, const char* label, const char* doc, double Memory
   return m;
 }
 
-template <class E>
-E enum_named(const std::vector<std::string>& names, const Json& v, const char* what)
+/// A layout key kept as a number or a flag of TrainingSpec.
+template <auto Field>
+LayoutField plain(const char* key, const char* doc)
 {
-  const std::string s = v.get<std::string>();
-  auto it = std::find(names.begin(), names.end(), s);
-  if (it == names.end())
-    throw std::invalid_argument(std::string("unknown ") + what + " '" + s + "'");
-  return static_cast<E>(it - names.begin());
+  using T = std::remove_reference_t<decltype(std::declval<TrainingSpec&>().*Field)>;
+  return {key, doc, [](const TrainingSpec& t) { return Json(t.*Field); },
+          [](TrainingSpec& t, const Json& v) { t.*Field = v.get<T>(); }};
+}
+
+/// A layout key kept as an enum of TrainingSpec, written by its name in `Names()`.
+template <auto Field, const std::vector<std::string>& (*Names)()>
+LayoutField named(const char* key, const char* doc)
+{
+  using E = std::remove_reference_t<decltype(std::declval<TrainingSpec&>().*Field)>;
+  return {key, doc, [](const TrainingSpec& t) { return Json(Names()[static_cast<std::size_t>(t.*Field)]); },
+          [](TrainingSpec& t, const Json& v) {
+            const auto& names = Names();
+            const auto it = std::find(names.begin(), names.end(), v.get<std::string>());
+            if (it == names.end())
+              throw std::invalid_argument("unknown layout name '" + v.get<std::string>() + "'; valid: " + join(names));
+            t.*Field = static_cast<E>(it - names.begin());
+          }};
 }
 
 } // namespace
@@ -133,41 +151,24 @@ const Metric* find_metric(const std::string& key)
 
 const std::vector<LayoutField>& layout_fields()
 {
-  // captureless lambdas, one per key: the key's reader and writer side by side
+  using T = TrainingSpec;
   static const std::vector<LayoutField> table{
-      {"tp", "tensor parallel", [](const TrainingSpec& t) { return Json(t.tp); },
-       [](TrainingSpec& t, const Json& v) { t.tp = v.get<int>(); }},
-      {"pp", "pipeline parallel", [](const TrainingSpec& t) { return Json(t.pp); },
-       [](TrainingSpec& t, const Json& v) { t.pp = v.get<int>(); }},
-      {"dp", "data parallel", [](const TrainingSpec& t) { return Json(t.dp); },
-       [](TrainingSpec& t, const Json& v) { t.dp = v.get<int>(); }},
-      {"cp", "context parallel", [](const TrainingSpec& t) { return Json(t.cp); },
-       [](TrainingSpec& t, const Json& v) { t.cp = v.get<int>(); }},
-      {"ep", "expert parallel", [](const TrainingSpec& t) { return Json(t.ep); },
-       [](TrainingSpec& t, const Json& v) { t.ep = v.get<int>(); }},
-      {"etp", "expert tensor parallel", [](const TrainingSpec& t) { return Json(t.etp); },
-       [](TrainingSpec& t, const Json& v) { t.etp = v.get<int>(); }},
-      {"vpp", "virtual pipeline stages per rank", [](const TrainingSpec& t) { return Json(t.vpp); },
-       [](TrainingSpec& t, const Json& v) { t.vpp = v.get<int>(); }},
-      {"zero", "ZeRO stage", [](const TrainingSpec& t) { return Json(t.zero); },
-       [](TrainingSpec& t, const Json& v) { t.zero = v.get<int>(); }},
-      {"pipeline_schedule", "pipeline schedule", [](const TrainingSpec& t) { return Json(to_string(t.schedule)); },
-       [](TrainingSpec& t, const Json& v) { t.schedule = enum_named<Schedule>(schedule_names(), v, "schedule"); }},
-      {"sequence_parallel", "Megatron sequence parallelism",
-       [](const TrainingSpec& t) { return Json(t.sequence_parallel); },
-       [](TrainingSpec& t, const Json& v) { t.sequence_parallel = v.get<bool>(); }},
-      {"recompute", "activation recomputation", [](const TrainingSpec& t) { return Json(to_string(t.recompute)); },
-       [](TrainingSpec& t, const Json& v) { t.recompute = enum_named<Recompute>(recompute_names(), v, "recompute"); }},
-      {"micro_batch", "sequences per micro-batch", [](const TrainingSpec& t) { return Json(t.micro_batch); },
-       [](TrainingSpec& t, const Json& v) { t.micro_batch = v.get<int>(); }},
-      {"global_batch", "sequences per step", [](const TrainingSpec& t) { return Json(t.global_batch); },
-       [](TrainingSpec& t, const Json& v) { t.global_batch = v.get<int>(); }},
-      {"precision", "number format of the GEMMs", [](const TrainingSpec& t) { return Json(to_string(t.precision)); },
-       [](TrainingSpec& t, const Json& v) { t.precision = enum_named<Precision>(precision_names(), v, "precision"); }},
-      {"flash_attention", "fused attention kernels", [](const TrainingSpec& t) { return Json(t.flash_attention); },
-       [](TrainingSpec& t, const Json& v) { t.flash_attention = v.get<bool>(); }},
-      {"framework", "training framework", [](const TrainingSpec& t) { return Json(to_string(t.framework)); },
-       [](TrainingSpec& t, const Json& v) { t.framework = enum_named<Framework>(framework_names(), v, "framework"); }},
+      plain<&T::tp>("tp", "tensor parallel"),
+      plain<&T::pp>("pp", "pipeline parallel"),
+      plain<&T::dp>("dp", "data parallel"),
+      plain<&T::cp>("cp", "context parallel"),
+      plain<&T::ep>("ep", "expert parallel"),
+      plain<&T::etp>("etp", "expert tensor parallel"),
+      plain<&T::vpp>("vpp", "virtual pipeline stages per rank"),
+      plain<&T::zero>("zero", "ZeRO stage"),
+      named<&T::schedule, schedule_names>("pipeline_schedule", "pipeline schedule"),
+      plain<&T::sequence_parallel>("sequence_parallel", "Megatron sequence parallelism"),
+      named<&T::recompute, recompute_names>("recompute", "activation recomputation"),
+      plain<&T::micro_batch>("micro_batch", "sequences per micro-batch"),
+      plain<&T::global_batch>("global_batch", "sequences per step"),
+      named<&T::precision, precision_names>("precision", "number format of the GEMMs"),
+      plain<&T::flash_attention>("flash_attention", "fused attention kernels"),
+      named<&T::framework, framework_names>("framework", "training framework"),
   };
   return table;
 }

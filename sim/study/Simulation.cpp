@@ -394,7 +394,8 @@ Json to_json(const RunMetrics& m)
       j[k.key] = k.get(m);
     else if (k.part == MetricPart::breakdown) {
       breakdown[k.key] = k.get(m);
-      least[k.key] = m.least_loaded.*k.share;
+      if (m.has_least_loaded)
+        least[k.key] = m.least_loaded.*k.share;
     } else
       memory[k.key] = k.get(m);
   }
