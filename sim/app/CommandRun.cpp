@@ -317,6 +317,7 @@ void add_merge_command(CLI::App& app, Action& action)
       std::size_t points = 0;
       std::string first;
       for (const auto& dir : opt->dirs) {
+        recover_outputs(dir); // a shard's publish cut short is finished before it is read
         std::string file = dir + "/results.json";
         SweepResult shard =
             rows_from_json(read_input_file(file, kMaxResultsBytes, "a directory written by run --out"), file);

@@ -95,17 +95,17 @@ void OutputSet::add(std::string path, std::string contents, std::string flag)
 
 namespace {
 
-/// The directories that do not exist yet on the way to `dir`, outermost first.
-std::vector<std::string> missing_directories(const std::string& dir)
+/// The outermost directory on the way to `dir` that does not exist, or "" when `dir` exists.
+std::string first_missing(const std::string& dir)
 {
-  std::vector<std::string> out;
+  std::string missing;
   struct stat st {};
   for (std::string p = dir; !p.empty() && ::stat(p.c_str(), &st) != 0; p = parent_of(p)) {
-    out.insert(out.begin(), p);
+    missing = p;
     if (parent_of(p) == p)
       break;
   }
-  return out;
+  return missing;
 }
 
 /// An exclusive lock on a directory for as long as it lives: two runs into one --out publish one
@@ -129,7 +129,64 @@ private:
   int fd_;
 };
 
+std::string journal_of(const std::string& dir) { return dir + "/" + kPublishJournal; }
+
+/// Writes `text` to `path` through a temporary beside it and a rename; false on a failure.
+bool write_whole(const std::string& path, const std::string& text)
+{
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return false;
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+/// Renames the journal's pairs whose source is still there, then removes the journal. The
+/// caller holds the directory's lock.
+void roll_forward(const std::string& dir)
+{
+  std::ifstream in(journal_of(dir), std::ios::binary);
+  if (!in)
+    return;
+  std::string from, to;
+  while (std::getline(in, from, '\0') && std::getline(in, to, '\0')) {
+    struct stat st {};
+    if (::lstat(from.c_str(), &st) == 0)
+      std::rename(from.c_str(), to.c_str());
+  }
+  in.close();
+  std::remove(journal_of(dir).c_str());
+}
+
+/// One rename that publishes: a file written beside its target, or a directory staged beside
+/// one that did not exist (every file of the set under it).
+struct Move {
+  std::string from, to;
+  std::string dir; ///< the existing directory that holds both (locked while publishing)
+};
+
 } // namespace
+
+void recover_outputs(const std::string& dir)
+{
+  struct stat st {};
+  if (::stat(journal_of(dir).c_str(), &st) != 0)
+    return;
+  DirectoryLock lock(dir);
+  roll_forward(dir);
+}
 
 void OutputSet::check() const
 {
@@ -143,12 +200,52 @@ void OutputSet::check() const
   }
 }
 
-void OutputSet::commit() const
+void OutputSet::commit(std::size_t stop_after) const
 {
   check();
-  // the directories this set makes are removed again if it fails, so nothing is left behind
-  std::vector<std::string> made;
-  std::vector<std::string> staged;
+  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  // Where each file is staged: beside its target when its directory exists; otherwise in a copy
+  // of the outermost missing directory, made beside it, that one rename publishes whole.
+  std::vector<Move> moves;
+  std::vector<std::string> staged(files_.size());
+  std::vector<std::string> dirs;
+  auto plan = [&] {
+    moves.clear();
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      const std::string dir = parent_of(files_[i].path);
+      const std::string missing = first_missing(dir);
+      if (missing.empty()) {
+        staged[i] = files_[i].path + suffix;
+        moves.push_back({staged[i], files_[i].path, dir});
+        continue;
+      }
+      staged[i] = missing + suffix + files_[i].path.substr(missing.size());
+      if (std::none_of(moves.begin(), moves.end(), [&](const Move& m) { return m.to == missing; }))
+        moves.push_back({missing + suffix, missing, parent_of(missing)});
+    }
+    std::vector<std::string> d;
+    for (const auto& m : moves)
+      d.push_back(m.dir);
+    std::sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end()), d.end());
+    return d;
+  };
+  // the locks are taken in one order, so two runs that share directories cannot wait on each
+  // other; a directory another run made while this one waited changes the plan, which is made
+  // again under the new locks
+  std::vector<std::unique_ptr<DirectoryLock>> locks;
+  for (dirs = plan();;) {
+    locks.clear();
+    for (const auto& d : dirs)
+      locks.push_back(std::make_unique<DirectoryLock>(d));
+    std::vector<std::string> now = plan();
+    if (now == dirs)
+      break;
+    dirs = now;
+  }
+  for (const auto& d : dirs)
+    roll_forward(d); // a publish that a crash cut short is finished first
+  std::vector<std::string> made; // staging directories, removed again on a failure
   auto abandon = [&](const File& f, const std::string& why) {
     for (const auto& t : staged)
       std::remove(t.c_str());
@@ -156,37 +253,51 @@ void OutputSet::commit() const
       ::rmdir(d->c_str());
     throw ConfigError(command_line(f.flag), "cannot write '" + f.path + "': " + why, "a writable path");
   };
-  for (const auto& f : files_) {
-    for (const auto& d : missing_directories(parent_of(f.path))) {
-      if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
+  for (std::size_t i = 0; i < files_.size(); ++i) {
+    const File& f = files_[i];
+    std::vector<std::string> up;
+    struct stat st {};
+    for (std::string d = parent_of(staged[i]); ::stat(d.c_str(), &st) != 0; d = parent_of(d))
+      up.insert(up.begin(), d);
+    for (const auto& d : up) {
+      if (::mkdir(d.c_str(), 0755) != 0)
         abandon(f, "cannot create directory '" + d + "': " + std::strerror(errno));
       made.push_back(d);
     }
-    const std::string tmp = f.path + ".tmp." + std::to_string(::getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out)
-        abandon(f, std::strerror(errno));
-      staged.push_back(tmp);
-      out << f.contents;
-      out.flush();
-      if (!out)
-        abandon(f, "write failed (disk full?)");
-    }
+    std::ofstream out(staged[i], std::ios::binary | std::ios::trunc);
+    if (!out)
+      abandon(f, std::strerror(errno));
+    out << f.contents;
+    out.flush();
+    if (!out)
+      abandon(f, "write failed (disk full?)");
   }
-  // every file written, then published together under each directory's lock
-  std::vector<std::unique_ptr<DirectoryLock>> locks;
-  std::vector<std::string> locked;
-  for (const auto& f : files_) {
-    const std::string dir = parent_of(f.path);
-    if (std::find(locked.begin(), locked.end(), dir) == locked.end()) {
-      locked.push_back(dir);
-      locks.push_back(std::make_unique<DirectoryLock>(dir));
-    }
+  // Every file is written. The journal of each directory with more than one rename names them
+  // before the first: a publish cut short between two renames is finished by the next command
+  // that writes or reads the directory (recover_outputs), so a reader never keeps a new
+  // results.csv beside an old results.json.
+  for (const auto& d : dirs) {
+    std::string journal;
+    for (const auto& m : moves)
+      if (m.dir == d)
+        journal += m.from + '\0' + m.to + '\0';
+    if (std::count(journal.begin(), journal.end(), '\0') > 2 && !write_whole(journal_of(d), journal))
+      abandon(files_.front(), "cannot write the publish journal in '" + d + "': " + std::strerror(errno));
   }
-  for (std::size_t i = 0; i < files_.size(); ++i)
-    if (std::rename(staged[i].c_str(), files_[i].path.c_str()) != 0)
-      abandon(files_[i], std::strerror(errno));
+  for (std::size_t k = 0; k < moves.size() && k < stop_after; ++k)
+    if (std::rename(moves[k].from.c_str(), moves[k].to.c_str()) != 0) {
+      const int err = errno;
+      for (const auto& d : dirs)
+        std::remove(journal_of(d).c_str());
+      const auto f = std::find_if(files_.begin(), files_.end(), [&](const File& x) {
+        return x.path == moves[k].to || x.path.rfind(moves[k].to + "/", 0) == 0;
+      });
+      abandon(f != files_.end() ? *f : files_.front(), std::strerror(err));
+    }
+  if (stop_after < moves.size())
+    return; // a test's crash: the journals stay
+  for (const auto& d : dirs)
+    std::remove(journal_of(d).c_str());
 }
 
 } // namespace clustersim

@@ -1,9 +1,15 @@
 #pragma once
 /// Output files of a command, all or nothing: their locations are checked before any work
 /// starts (check_file / check_directory), their contents are staged in memory, then every file
-/// is written to a temporary name beside it and, once all are written, renamed into place. A
-/// failure removes the temporaries and is a ConfigError on the flag that named the file.
+/// is written to a temporary name and, once all are written, published:
+/// * into a directory that does not exist yet, by one rename of a staged copy of it (atomic);
+/// * into one that exists, by a rename per file, under the directory's lock and after a journal
+///   (kPublishJournal) names them all, so that a crash between two renames is finished by the
+///   next command that writes or reads the directory (recover_outputs).
+/// A failure removes the temporaries and is a ConfigError on the flag that named the file.
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,10 +24,11 @@ public:
   /// path or a regular file (not a directory, device, FIFO or symbolic link) in a writable
   /// directory. Callers check the set they will write before they run anything.
   void check() const;
-  /// Checks, creates missing directories, writes every file beside its target, then renames
-  /// them into place under a lock on each directory (so two runs into one directory publish
-  /// one after the other); on a failure the files and directories it made are removed.
-  void commit() const;
+  /// Checks, writes every file to its temporary, then publishes them under a lock on each
+  /// directory (so two runs into one directory publish one after the other); on a failure the
+  /// files and directories it made are removed. `stop_after` (tests only) stops after that many
+  /// renames, as a crash would, leaving the journal.
+  void commit(std::size_t stop_after = std::numeric_limits<std::size_t>::max()) const;
 
 private:
   struct File {
@@ -31,6 +38,14 @@ private:
   };
   std::vector<File> files_;
 };
+
+/// The journal of a publish in progress, in the directory it publishes into: pairs of paths
+/// (temporary, target), each NUL-terminated.
+inline constexpr const char* kPublishJournal = ".clustersim-publish";
+
+/// Finishes a publish into `dir` that a crash cut short (its journal is there); does nothing
+/// otherwise. Readers of a directory that `run --out` writes call it first.
+void recover_outputs(const std::string& dir);
 
 /// Throws ConfigError (on `flag`) unless `path` can be written as a file: a new path or a
 /// regular file (not a directory, device, FIFO or symbolic link), its nearest existing ancestor

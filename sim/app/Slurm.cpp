@@ -272,6 +272,7 @@ std::string shard_log(const Plan& p, int i) { return slurm_dir(p) + "/shard-" + 
 
 bool shard_done(const Plan& p, int i)
 {
+  recover_outputs(shard_dir(p, i));
   const std::string f = shard_dir(p, i) + "/results.json";
   if (!exists(f))
     return false;
