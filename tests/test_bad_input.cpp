@@ -637,9 +637,25 @@ TEST_CASE("a step of 16,384 micro-batches per pipeline is refused at global_batc
                                          "training:\n  tp: 2\n  pp: 2\n  dp: 4\n  micro_batch: 1\n"
                                          "  global_batch: 65536\n");
   expect_error("run " + f, f + ":9:17:",
-               "a step of 16384 micro-batches per pipeline is about 26476688 tasks to simulate, more than the 16777216");
+               "a step of 16384 micro-batches per pipeline is about 26476688 tasks to simulate, more than the 16777216 "
+               "of simulation.max_tasks");
   auto r = run_cli("run " + f);
   CHECK(r.err.find("valid: a global_batch of at most 41524 here") != std::string::npos);
+  CHECK(r.err.find(", or simulation.max_tasks: 26476688 (about 3 GB)") != std::string::npos);
+}
+
+TEST_CASE("simulation.max_tasks bounds the step a run may build, and the bound can be raised")
+{
+  // 64 micro-batches per pipeline: probed, about 100k tasks
+  const std::string exp = "name: x\nmodel: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 16}\n"
+                          "training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 256}\n";
+  std::string small = write_temp("max-tasks.yaml", exp + "simulation: {mode: full, max_tasks: 20000}\n");
+  expect_error("run " + small, small + ":4:", "tasks to simulate, more than the 20000 of simulation.max_tasks");
+  std::string raised = write_temp("max-tasks-raised.yaml", exp + "simulation: {mode: full, max_tasks: 2000000}\n");
+  auto r = run_cli("run " + raised);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  std::string bad = write_temp("max-tasks-bad.yaml", exp + "simulation: {max_tasks: 99999999999}\n");
+  expect_error("run " + bad, bad + ":5:25:", "out of range; valid: an integer from 1000 to 1073741824");
 }
 
 TEST_CASE("a GPU of fewer SMs than the TP overlap takes is an error at tp_comm, and fewer SMs over a base are less peak")

@@ -89,6 +89,11 @@ const Section& simulation_section()
        K::integer("seeds", 1, 1, 1000,
                   "ECMP hash seeds to run (the fabric's seed, seed + 1, ...): the report is the median seed's "
                   "step, with min, p10, p50, p90 and max of the step and its breakdown over the seeds")
+           .not_an_axis(),
+       K::integer("max_tasks", kMaxStepTasks, 1000, kMaxStepTasksLimit,
+                  "the most tasks the simulated step may have, checked before it is built: a task costs about "
+                  "85 bytes and 0.45 us, so the default is about 1.4 GB and 8 s; raise it for a bigger full-mode "
+                  "step")
            .not_an_axis()}};
   return s;
 }
@@ -321,6 +326,8 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
     e.mode = sm.choice("mode");
     e.engine = sm.choice("engine");
     e.seeds = static_cast<int>(sm.integer("seeds"));
+    e.max_tasks = sm.integer("max_tasks");
+    e.where["simulation.max_tasks"] = sm.where("max_tasks");
     if (e.seeds > 1 && e.platform.fabric.routing != FabricRouting::ecmp)
       sm.require("seeds").fail("seeds: " + std::to_string(e.seeds) + " runs ECMP hash seeds, and the fabric of '" +
                                    e.platform.name + "' routes " + to_string(e.platform.fabric.routing),

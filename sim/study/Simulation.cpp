@@ -35,7 +35,7 @@ struct ModeChoice {
 
 /// A step's tasks grow linearly with its micro-batches (each runs forward and backward on every
 /// stage): two small builds (pp and 2 pp micro-batches) give the slope, and a step of more than
-/// kMaxStepTasks is refused at global_batch before it is built. Steps of up to 16 pp
+/// simulation.max_tasks is refused at global_batch before it is built. Steps of up to 16 pp
 /// micro-batches are not probed (the probes would cost a fifth of their build or more).
 void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, int domain)
 {
@@ -50,16 +50,22 @@ void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, i
   };
   const double a = tasks_at(m1), b = tasks_at(m2);
   const double tasks = a + (b - a) / static_cast<double>(m2 - m1) * static_cast<double>(m - m1);
-  if (tasks <= static_cast<double>(kMaxStepTasks))
+  const double bound = static_cast<double>(e.max_tasks);
+  if (tasks <= bound)
     return;
-  const long long fit = m1 + static_cast<long long>((static_cast<double>(kMaxStepTasks) - a) / ((b - a) / static_cast<double>(m2 - m1)));
+  const long long fit = m1 + static_cast<long long>((bound - a) / ((b - a) / static_cast<double>(m2 - m1)));
   auto at = e.where.find("training.global_batch");
+  const std::string raise =
+      tasks <= static_cast<double>(kMaxStepTasksLimit)
+          ? ", or simulation.max_tasks: " + std::to_string(static_cast<long long>(std::ceil(tasks))) +
+                " (about " + std::to_string(static_cast<long long>(std::ceil(tasks * 85e-9))) + " GB)"
+          : "";
   throw ConfigError(at != e.where.end() ? at->second : SourceLocation{},
                     "a step of " + std::to_string(m) + " micro-batches per pipeline is about " +
                         std::to_string(static_cast<long long>(tasks)) + " tasks to simulate, more than the " +
-                        std::to_string(kMaxStepTasks) + " a step may have",
-                    "a global_batch of at most " + std::to_string(fit * t.micro_batch * t.dp) +
-                        " here (past the pipeline's fill a step grows by the same time per micro-batch)");
+                        std::to_string(e.max_tasks) + " of simulation.max_tasks",
+                    "a global_batch of at most " + std::to_string(std::max(fit, m1) * t.micro_batch * t.dp) +
+                        " here (past the pipeline's fill a step grows by the same time per micro-batch)" + raise);
 }
 
 ModeChoice choose_mode(const ExperimentSpec& e)

@@ -17,11 +17,6 @@ namespace clustersim {
 
 using Json = nlohmann::ordered_json;
 
-/// The most tasks a step's workload may have, checked before it is built (Simulation.cpp). A
-/// task costs about 85 bytes and 0.45 us of the event engine: Qwen3 235B on 256 H100 (moe.yaml,
-/// 64 ranks simulated) is 10.8M tasks, 0.91 GB and 4.9 s, so this bound is about 1.4 GB and 8 s.
-inline constexpr std::size_t kMaxStepTasks = std::size_t{1} << 24;
-
 /// One metric over the seeds of a step (linear interpolation between the sorted values, as
 /// numpy's default percentile).
 struct Percentiles {
