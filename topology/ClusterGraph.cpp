@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <map>
 
 namespace clustersim {
 
@@ -70,34 +71,10 @@ const char* to_string(LinkKind k)
 
 namespace {
 
-/// Dijkstra on the template, not transiting GPUs, NICs or fabric switches.
-struct TransitFilter {
-  const Graph* g = nullptr;
-  VertexId src = 0;
-  VertexId dst = 0;
-  bool operator()(VertexId v) const
-  {
-    if (v == src || v == dst)
-      return true;
-    VertexKind k = (*g)[v].kind;
-    return k == VertexKind::nvswitch || k == VertexKind::pcie_switch || k == VertexKind::cpu;
-  }
-};
-
-std::vector<int> shortest_arcs(const Graph& g, VertexId src, VertexId dst)
+/// The best parallel arc of each hop of the path to `dst` in a predecessor tree from `src`;
+/// empty when `dst` is unreachable.
+std::vector<int> path_arcs(const Graph& g, const std::vector<VertexId>& pred, VertexId src, VertexId dst)
 {
-  TransitFilter filter{&g, src, dst};
-  boost::filtered_graph<Graph, boost::keep_all, TransitFilter> fg(g, boost::keep_all(), filter);
-  std::vector<double> dist(boost::num_vertices(g));
-  std::vector<VertexId> pred(boost::num_vertices(g));
-  // time per byte plus a small per-hop cost, so the widest short path wins
-  auto weight = boost::make_transform_value_property_map([](const ArcInfo& a) { return 1.0 / a.bandwidth + 1e-15; },
-                                                         boost::get(boost::edge_bundle, g));
-  boost::dijkstra_shortest_paths(
-      fg, src,
-      boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-          .weight_map(weight));
   std::vector<int> arcs;
   if (pred[dst] == dst && src != dst)
     return arcs; // unreachable
@@ -115,6 +92,46 @@ std::vector<int> shortest_arcs(const Graph& g, VertexId src, VertexId dst)
   }
   std::reverse(arcs.begin(), arcs.end());
   return arcs;
+}
+
+/// Arcs that leave `src` or a vertex a route may pass through (a node's NVSwitch, PCIe switch
+/// or CPU): every other vertex can end a route but not carry one.
+struct TransitArcs {
+  const Graph* g = nullptr;
+  VertexId src = 0;
+  bool operator()(const Graph::edge_descriptor& e) const
+  {
+    const VertexId v = boost::source(e, *g);
+    if (v == src)
+      return true;
+    VertexKind k = (*g)[v].kind;
+    return k == VertexKind::nvswitch || k == VertexKind::pcie_switch || k == VertexKind::cpu;
+  }
+};
+
+/// The shortest routes from `src` to every vertex at once (one Dijkstra, not one per pair): a
+/// vertex that is not a transit kind is reached but not expanded, which gives the same routes as
+/// a search per destination that may transit only switches and CPUs.
+std::vector<VertexId> shortest_tree(const Graph& g, VertexId src)
+{
+  TransitArcs filter{&g, src};
+  boost::filtered_graph<Graph, TransitArcs> fg(g, filter);
+  std::vector<double> dist(boost::num_vertices(g));
+  std::vector<VertexId> pred(boost::num_vertices(g));
+  // time per byte plus a small per-hop cost, so the widest short path wins
+  auto weight = boost::make_transform_value_property_map([](const ArcInfo& a) { return 1.0 / a.bandwidth + 1e-15; },
+                                                         boost::get(boost::edge_bundle, g));
+  boost::dijkstra_shortest_paths(
+      fg, src,
+      boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+          .weight_map(weight));
+  return pred;
+}
+
+std::vector<int> shortest_arcs(const Graph& g, VertexId src, VertexId dst)
+{
+  return path_arcs(g, shortest_tree(g, src), src, dst);
 }
 
 } // namespace
@@ -207,25 +224,33 @@ void ClusterGraph::route_domain(const std::vector<VertexId>& nics)
     return RouteStep{node == node_src ? 0 : 1, arc - node_arc_base_[static_cast<std::size_t>(node)]};
   };
   const bool staged = platform.node.scale_up == ScaleUpKind::pcie && !platform.node.p2p;
-  for (int a = 0; a < per_domain; ++a)
+  // one search per source GPU (and per CPU a staged copy goes through), not one per pair: a
+  // node of 1,024 GPUs took a million searches
+  std::map<VertexId, std::vector<VertexId>> cpu_trees;
+  for (int a = 0; a < per_domain; ++a) {
+    VertexId va = gpu_vertex_[static_cast<std::size_t>(a)];
+    const std::vector<VertexId> from_a = shortest_tree(g, va);
+    VertexId cpu = va;
+    if (staged) {
+      // no peer-to-peer: through the root complex (host memory) of the source's CPU
+      for (auto [v, vend] = boost::vertices(g); v != vend; ++v)
+        if (g[*v].kind == VertexKind::cpu && g[*v].node == g[va].node &&
+            g[*v].local == g[va].local * platform.node.cpus / per_node)
+          cpu = *v;
+      if (!cpu_trees.count(cpu))
+        cpu_trees.emplace(cpu, shortest_tree(g, cpu));
+    }
     for (int bb = 0; bb < per_domain; ++bb) {
       if (a == bb)
         continue;
-      VertexId va = gpu_vertex_[static_cast<std::size_t>(a)];
       VertexId vb = gpu_vertex_[static_cast<std::size_t>(bb)];
       std::vector<int> arcs;
       if (staged) {
-        // no peer-to-peer: through the root complex (host memory) of the source's CPU
-        VertexId cpu = va;
-        for (auto [v, vend] = boost::vertices(g); v != vend; ++v)
-          if (g[*v].kind == VertexKind::cpu && g[*v].node == g[va].node &&
-              g[*v].local == g[va].local * platform.node.cpus / per_node)
-            cpu = *v;
-        arcs = shortest_arcs(g, va, cpu);
-        auto rest = shortest_arcs(g, cpu, vb);
+        arcs = path_arcs(g, from_a, va, cpu);
+        auto rest = path_arcs(g, cpu_trees.at(cpu), cpu, vb);
         arcs.insert(arcs.end(), rest.begin(), rest.end());
       } else {
-        arcs = shortest_arcs(g, va, vb);
+        arcs = path_arcs(g, from_a, va, vb);
       }
       assert(!arcs.empty());
       int node_src = g[va].node;
@@ -233,6 +258,7 @@ void ClusterGraph::route_domain(const std::vector<VertexId>& nics)
       for (int arc : arcs)
         steps.push_back(to_step(arc, node_src));
     }
+  }
   if (platform.node.nics > 0) {
     for (int l = 0; l < per_node; ++l) {
       VertexId gv = gpu_vertex_[static_cast<std::size_t>(l)];
