@@ -317,7 +317,11 @@ TEST_CASE("plan --objective goodput ranks by days through failures, searching cl
   }
   auto bad = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 64 --objective goodpt");
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("valid: time, cost, deadline, goodput, goodput-cost") != std::string::npos);
+  CHECK(bad.err.find("unknown objective 'goodpt'; did you mean 'goodput'?") != std::string::npos);
+  // the valid ones are the registered objectives (sim/study/objectives/), each with what it ranks by
+  CHECK(bad.err.find("valid: cost (the fewest dollars per million tokens, over cluster sizes up to --gpus), deadline (") !=
+        std::string::npos);
+  CHECK(bad.err.find("goodput-cost (the fewest dollars to train --tokens through failures), time (") != std::string::npos);
 }
 
 TEST_CASE("a MoE layout's floor adds the EP exchanges that must cross NICs, and stays under its estimate")

@@ -5,6 +5,7 @@
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Metrics.hpp"
+#include "PlanObjective.hpp"
 #include "Planner.hpp"
 #include "Suggest.hpp"
 #include "Validation.hpp"
@@ -40,10 +41,8 @@ OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
   if (c.simulated) {
     put_metric_columns(j, &c.sim, true);
     j["usd_per_million_tokens"] = usd_per_million_tokens(r, c);
-    if (r.objective == "goodput")
-      j["goodput_days"] = plan_objective(r, c.gpus, c.sim.step_time_s);
-    else if (r.objective == "goodput-cost")
-      j["goodput_cost_usd"] = plan_objective(r, c.gpus, c.sim.step_time_s);
+    if (const std::string key = plan_objective_named(r.objective).json_key(); !key.empty())
+      j[key] = plan_objective(r, c.gpus, c.sim.step_time_s);
     j["simulation_mode"] = c.sim.mode;
   }
   return j;
@@ -56,11 +55,7 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   std::snprintf(buf, sizeof buf, "plan: %s on %d x %s, global batch %d, seq %d, %s; objective: %s\n",
                 r.model.name.c_str(), r.gpus, r.platform.name.c_str(), r.global_batch, r.model.seq_len,
                 to_string(r.base.precision),
-                r.objective == "time"           ? "step time"
-                : r.objective == "cost"         ? "cost per token"
-                : r.objective == "goodput"      ? "days to train the tokens through failures"
-                : r.objective == "goodput-cost" ? "dollars to train the tokens through failures"
-                                                : "fewest GPUs within the deadline");
+                plan_objective_named(r.objective).title().c_str());
   o << buf;
   std::snprintf(buf, sizeof buf, "  %zu layouts enumerated, %zu estimated, %zu simulated; %.1f s\n", res.candidates,
                 res.estimated, res.ranked.size(), res.wall_s);
@@ -74,7 +69,7 @@ std::string report(const PlanRequest& r, const PlanResult& res)
     std::snprintf(buf, sizeof buf, "    %8zu  ", n);
     o << buf << why << "\n";
   }
-  if (r.objective == "deadline")
+  if (plan_objective_named(r.objective).has_deadline())
     o << "  deadline " << r.deadline_days << " days for " << r.tokens
       << " tokens: " << (res.deadline_met ? "met" : "NOT met (the largest cluster is shown)") << " with " << res.gpus
       << " GPUs\n";
@@ -82,13 +77,14 @@ std::string report(const PlanRequest& r, const PlanResult& res)
     o << "\n  no layout fits\n";
     return o.str();
   }
-  const bool goodput = r.objective == "goodput" || r.objective == "goodput-cost";
+  const PlanObjective& objective = plan_objective_named(r.objective);
+  const bool shown = !objective.json_key().empty();
   int width = 6;
   for (const auto& c : res.ranked)
     width = std::max(width, static_cast<int>(describe_layout(c.training).size()));
   std::snprintf(buf, sizeof buf,
                 "\n   #  GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok%s\n",
-                width, "layout", goodput ? "  objective" : "");
+                width, "layout", shown ? "  objective" : "");
   o << buf;
   int i = 0;
   for (const auto& c : res.ranked) {
@@ -97,11 +93,9 @@ std::string report(const PlanRequest& r, const PlanResult& res)
                   100 * c.sim.mfu, c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
                   c.sim.breakdown.bubble, usd_per_million_tokens(r, c));
     o << buf;
-    if (goodput) { // days or dollars through failures, at the simulated step
+    if (shown) { // the objective's value at the simulated step, where it is not the step
       o.seekp(-1, std::ios_base::end);
-      std::snprintf(buf, sizeof buf, r.objective == "goodput" ? "  %7.2f d\n" : "  $%.3g\n",
-                    plan_objective(r, c.gpus, c.sim.step_time_s));
-      o << buf;
+      o << "  " << objective.text(objective.value(r, c.gpus, c.sim.step_time_s)) << "\n";
     }
   }
   std::snprintf(buf, sizeof buf, "\n  rank correlation of estimate and simulation over these %zu: %.2f (Spearman)\n",
@@ -123,7 +117,7 @@ OJson result_json(const PlanRequest& r, const PlanResult& res)
           {"objective", r.objective}, {"candidates", res.candidates},
           {"rejected", rejected},     {"estimated", res.estimated},
           {"ranked", ranked},         {"rank_correlation", res.rank_correlation}};
-  if (r.objective == "deadline")
+  if (plan_objective_named(r.objective).has_deadline())
     j["deadline_met"] = res.deadline_met;
   return j;
 }
@@ -238,12 +232,12 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   int_argument(o.top, "--top", 1, 1000);
   if (o.jobs != 0)
     int_argument(o.jobs, "--jobs", 1, 4096);
-  static const std::vector<std::string> objectives{"time", "cost", "deadline", "goodput", "goodput-cost"};
-  if (std::find(objectives.begin(), objectives.end(), o.objective) == objectives.end())
-    throw ConfigError(command_line("--objective"), unknown_name("objective", o.objective, objectives),
-                      join(objectives));
-  if (o.objective == "deadline" && !(o.deadline_days > 0 && std::isfinite(o.deadline_days)))
-    throw ConfigError(command_line("--deadline-days"), "the deadline objective needs --deadline-days",
+  const auto& objectives = PlanObjectiveRegistry::instance();
+  if (!objectives.has(o.objective))
+    throw ConfigError(command_line("--objective"), unknown_name("objective", o.objective, objectives.names()),
+                      RegistryDirectory::instance().describe(PlanObjective::kRegistryKind));
+  if (plan_objective_named(o.objective).has_deadline() && !(o.deadline_days > 0 && std::isfinite(o.deadline_days)))
+    throw ConfigError(command_line("--deadline-days"), "the " + o.objective + " objective needs --deadline-days",
                       "a positive number of days");
   PlanRequest r;
   for (const auto& f : o.fixed)
@@ -314,7 +308,8 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_option("--top", opt->top, "layouts to simulate (default 5)");
   cmd->add_option("--max-tp", opt->max_tp, "largest tensor-parallel degree (default: the NVLink domain)");
   cmd->add_option("--fixed", opt->fixed, "fix a layout field, e.g. --fixed pp=8 --fixed zero=1 (repeatable)");
-  cmd->add_option("--objective", opt->objective, "time (default) | cost | deadline | goodput (days to train --tokens through failures) | goodput-cost");
+  cmd->add_option("--objective", opt->objective,
+                  "what the layouts are ranked by: " + RegistryDirectory::instance().describe(PlanObjective::kRegistryKind));
   cmd->add_option("--tokens", opt->tokens, "token budget for cost and deadline (default 1e12)");
   cmd->add_option("--deadline-days", opt->deadline_days, "deadline objective: days to train --tokens");
   cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention (default: with it where the framework has a flash-attention kernel for the GPU)");

@@ -1,5 +1,5 @@
-#include "Goodput.hpp"
 #include "Planner.hpp"
+#include "PlanObjective.hpp"
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
@@ -37,9 +37,9 @@ std::vector<int> divisors(int n)
 /// doubles up to it.
 std::vector<int> gpu_counts(const PlanRequest& r)
 {
-  if (r.objective == "time")
+  if (!plan_objective_named(r.objective).sizes_the_cluster())
     return {r.gpus};
-  // cost, deadline, goodput: every node multiple that doubles up to --gpus
+  // every node multiple that doubles up to --gpus
   std::vector<int> out;
   for (int g = r.platform.node.gpus; g < r.gpus; g *= 2)
     out.push_back(g);
@@ -202,26 +202,12 @@ std::string layout_key(const TrainingSpec& t)
 
 double plan_objective(const PlanRequest& r, int gpus, double step_s)
 {
-  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
-  if (r.objective == "goodput" || r.objective == "goodput-cost") {
-    GoodputInput in;
-    in.step_s = step_s;
-    in.tokens_per_step = tokens_per_step;
-    in.budget_tokens = r.tokens;
-    in.gpus = gpus;
-    in.gpus_per_node = r.platform.node.gpus;
-    in.nics_per_node = r.platform.node.nics > 0 ? r.platform.node.nics : r.platform.node.gpus;
-    const StateBytes st = r.base.states();
-    in.checkpoint_bytes = r.model.total_params() * (st.weights + st.optimizer);
-    in.usd_per_gpu_hour = r.platform.cost.usd_per_gpu_hour;
-    const double wall = goodput_wall_s(r.reliability, in, 0);
-    if (r.objective == "goodput")
-      return wall / 86400; // days
-    return wall / 3600 * gpus * r.platform.cost.usd_per_gpu_hour; // dollars
-  }
-  if (r.objective != "cost")
-    return step_s;
-  return r.platform.cost.usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6; // $ per million tokens
+  return plan_objective_named(r.objective).value(r, gpus, step_s);
+}
+
+const PlanObjective& plan_objective_named(const std::string& name)
+{
+  return PlanObjectiveRegistry::instance().shared(name);
 }
 
 namespace {
@@ -466,7 +452,7 @@ void estimate_with_bound(const PlanRequest& r, const Catalog& catalog, std::vect
   std::stable_sort(order.begin(), order.end(), [&](const PlanCandidate* a, const PlanCandidate* b) {
     return plan_objective(r, a->gpus, a->bound_s) < plan_objective(r, b->gpus, b->bound_s);
   });
-  const bool bounded = r.objective != "deadline" && order.size() > 256;
+  const bool bounded = !plan_objective_named(r.objective).has_deadline() && order.size() > 256;
   std::vector<PlanCandidate*> first(
       order.begin(), bounded
                          ? order.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(128, order.size() / 10))
@@ -500,7 +486,7 @@ void estimate_with_bound(const PlanRequest& r, const Catalog& catalog, std::vect
 /// Deadline: keeps the fewest GPUs whose best estimate trains the tokens in time.
 void keep_deadline_size(const PlanRequest& r, std::vector<PlanCandidate>& fit, PlanResult& out)
 {
-  if (r.objective != "deadline" || fit.empty())
+  if (!plan_objective_named(r.objective).has_deadline() || fit.empty())
     return;
   const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
   std::map<int, double> best;
@@ -604,7 +590,7 @@ PlanResult plan_layouts(const PlanRequest& request, const Catalog& catalog,
   simulate_top(r, catalog, fit, out);
   if (!out.ranked.empty()) {
     out.gpus = out.ranked.front().gpus;
-    if (r.objective == "deadline") {
+    if (plan_objective_named(r.objective).has_deadline()) {
       const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
       out.deadline_met = r.tokens / tokens_per_step * out.ranked.front().sim.step_time_s <= r.deadline_days * 86400;
     }

@@ -42,8 +42,8 @@ struct PlanRequest {
   TrainingSpec base;
   int max_tp = 0;                           ///< 0: the NVLink domain
   std::map<std::string, std::string> fixed; ///< layout field -> value (tp, pp, cp, dp, vpp, zero, micro_batch, ...)
-  /// time | cost | deadline | goodput (expected wall time to train `tokens` through failures
-  /// and checkpoints) | goodput-cost (its GPU-hours' price)
+  /// The name of a registered PlanObjective (PlanObjective.hpp): time, cost, deadline, goodput
+  /// (expected wall time to train `tokens` through failures and checkpoints), goodput-cost, ...
   std::string objective = "time";
   double tokens = 1e12;                     ///< budget for cost, deadline and goodput
   ReliabilitySpec reliability = default_reliability(); ///< goodput objectives
