@@ -5,23 +5,27 @@
 # and the coverage reached; exits 1 if any target crashed, hung or leaked, and leaves the input
 # in build/fuzz/artifacts/TARGET/ (copy it to tests/fuzz/regressions/TARGET/ with the fix).
 #
-# Usage: scripts/fuzz.sh [--runs N] [--target NAME] [--smoke] [--merge]
+# Usage: scripts/fuzz.sh [--runs N] [--time S] [--target NAME] [--smoke] [--merge]
 #   --runs N     executions per target (default 1000000)
-#   --smoke      a short run for CI: 3000 executions per target
+#   --time S     stop a target after S seconds, whatever its executions (libFuzzer -max_total_time)
+#   --smoke      a short run for CI: 3000 executions per target, or 60 s where that takes longer
 #   --target T   one target: experiment platform hf_config validation units cli results catalog
+#                faults engines goodput slurm
 #   --merge      minimise what the run found into tests/fuzz/corpus/TARGET (new coverage only)
 set -eu
 cd "$(dirname "$0")/.."
 runs=1000000
+time_limit=0
 only=""
 merge=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
-    --smoke) runs=3000; shift ;;
+    --time) time_limit=$2; shift 2 ;;
+    --smoke) runs=3000; time_limit=60; shift ;;
     --target) only=$2; shift 2 ;;
     --merge) merge=1; shift ;;
-    *) echo "fuzz.sh: unknown argument '$1'; valid: --runs N, --smoke, --target NAME, --merge" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown argument '$1'; valid: --runs N, --time S, --smoke, --target NAME, --merge" >&2; exit 2 ;;
   esac
 done
 if ! command -v clang++ >/dev/null 2>&1; then
@@ -30,7 +34,7 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz >/dev/null
-targets=${only:-"experiment platform hf_config validation units cli results catalog"}
+targets=${only:-"experiment platform hf_config validation units cli results catalog faults engines goodput slurm"}
 failed=0
 for t in $targets; do
   bin=build/fuzz/tests/fuzz/fuzz_$t
@@ -42,7 +46,7 @@ for t in $targets; do
   # one input may allocate at most 2 GB (-malloc_limit_mb: a runaway allocation is a finding);
   # the process as a whole may grow to 4 GB, as libFuzzer's in-memory corpus and ASan's
   # quarantine do over a million executions (a leak is caught by LeakSanitizer at exit)
-  if CLUSTERSIM_DATA="$PWD" "$bin" -runs="$runs" -max_len=65536 -timeout=10 -malloc_limit_mb=2048 -rss_limit_mb=4096 \
+  if CLUSTERSIM_DATA="$PWD" "$bin" -runs="$runs" -max_total_time="$time_limit" -max_len=65536 -timeout=10 -malloc_limit_mb=2048 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$art/" "$found" "tests/fuzz/corpus/$t" \
       "tests/fuzz/regressions/$t" >"$log" 2>&1; then
     status=ok

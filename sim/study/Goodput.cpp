@@ -274,7 +274,8 @@ double quantile(std::vector<double> v, double q)
   return v[static_cast<std::size_t>(std::floor(q * static_cast<double>(v.size() - 1)))];
 }
 
-void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, double closed_wall_s, GoodputResult& out)
+void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, double closed_wall_s, double bound,
+                 GoodputResult& out)
 {
   out.trials_asked = spec.trials;
   out.seed = spec.seed;
@@ -282,18 +283,18 @@ void monte_carlo(const ReliabilitySpec& spec, const Rates& r, double tau, double
   // restart cut short), the closed form's count; past the budget fewer trials run, and past
   // kMonteCarloMinTrials none, each saying so
   const double per_trial = 2 + 2 * (r.lambda + r.planned) * closed_wall_s;
-  const double fit = std::floor(kMonteCarloEvents / per_trial);
+  const double fit = std::floor(bound / per_trial);
   const long long trials = static_cast<long long>(std::min(static_cast<double>(spec.trials), fit));
   if (trials < std::min<long long>(spec.trials, kMonteCarloMinTrials)) {
     out.mc_note = "not run: a trial takes about " + std::to_string(static_cast<long long>(per_trial)) +
-                  " events, past the bound of " + std::to_string(static_cast<long long>(kMonteCarloEvents)) +
+                  " events, past the bound of " + std::to_string(static_cast<long long>(bound)) +
                   " for " + std::to_string(kMonteCarloMinTrials) + " trials; the closed form stands";
     return;
   }
   if (trials < spec.trials)
     out.mc_note = std::to_string(trials) + " of " + std::to_string(spec.trials) + " trials run: each takes about " +
                   std::to_string(static_cast<long long>(per_trial)) + " events, bounded at " +
-                  std::to_string(static_cast<long long>(kMonteCarloEvents)) + " in all";
+                  std::to_string(static_cast<long long>(bound)) + " in all";
   std::mt19937_64 g(static_cast<std::uint64_t>(spec.seed));
   std::vector<double> walls, ettrs;
   double interruptions = 0;
@@ -374,7 +375,7 @@ GoodputResult goodput(const ReliabilitySpec& spec, const GoodputInput& in)
   const double spares = spec.spare_nodes > 0 ? static_cast<double>(spec.spare_nodes) * in.gpus_per_node : 0;
   out.gpu_hours = (static_cast<double>(in.gpus) + spares) * out.wall_s / 3600.0;
   out.cost_usd = out.gpu_hours * in.usd_per_gpu_hour;
-  monte_carlo(spec, r, tau, out.wall_s, out);
+  monte_carlo(spec, r, tau, out.wall_s, in.monte_carlo_events, out);
   return out;
 }
 

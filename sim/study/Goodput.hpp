@@ -41,6 +41,9 @@ struct GoodputInput {
   int nics_per_node = 8;
   double checkpoint_bytes = 0; ///< the model's states (used when the spec gives no size)
   double usd_per_gpu_hour = 0;
+  /// The Monte-Carlo's bound on interruptions replayed over all trials (the fuzz targets lower
+  /// it so that one input stays fast).
+  double monte_carlo_events = kMonteCarloEvents;
 };
 
 struct SourceRate {

@@ -17,7 +17,11 @@
 #include "Commands.hpp"
 #include "CostModel.hpp"
 #include "Experiment.hpp"
+#include "Goodput.hpp"
+#include "Isolated.hpp"
 #include "PlotSpec.hpp"
+#include "Simulation.hpp"
+#include "Slurm.hpp"
 #include "StepBuilder.hpp"
 #include "Suggest.hpp"
 #include "Sweep.hpp"
@@ -26,6 +30,7 @@
 #include "Units.hpp"
 #include "Validation.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
@@ -73,6 +78,25 @@ template <class F> int guarded(F&& f)
 std::string text_of(const std::uint8_t* data, std::size_t size)
 {
   return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// The input cut at its NUL bytes, into at most `most` strings (the last one kept even if empty
+/// when `keep_last`).
+std::vector<std::string> nul_separated(const std::uint8_t* data, std::size_t size, std::size_t most, bool keep_last)
+{
+  std::vector<std::string> out;
+  std::string cur;
+  for (std::size_t i = 0; i < size && out.size() < most; ++i) {
+    if (data[i] == 0) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += static_cast<char>(data[i]);
+    }
+  }
+  if ((keep_last || !cur.empty()) && out.size() < most)
+    out.push_back(cur);
+  return out;
 }
 
 /// What a parsed experiment leads to, short of SimGrid: memory, FLOPs, the step's task graph,
@@ -196,17 +220,8 @@ int cli(const std::uint8_t* data, std::size_t size)
 #endif
   catalog();
   std::vector<std::string> args{"clustersim"};
-  std::string cur;
-  for (std::size_t i = 0; i < size && args.size() < 40; ++i) {
-    if (data[i] == 0) {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += static_cast<char>(data[i]);
-    }
-  }
-  if (!cur.empty())
-    args.push_back(cur);
+  for (auto& a : nul_separated(data, size, 39, false))
+    args.push_back(std::move(a));
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -304,13 +319,225 @@ int results(const std::uint8_t* data, std::size_t size)
   });
 }
 
+
+/// Small enough to simulate once per input: at most `gpus` GPUs in the job and in an NVLink
+/// domain (whose routes are tabled pair by pair), and at most `passes` layer passes.
+bool small_step(const ExperimentSpec& e, long long gpus, double passes)
+{
+  const double work = static_cast<double>(e.training.micro_batches()) * (e.model.layers + 2) * e.training.vpp;
+  const long long domain = static_cast<long long>(e.platform.node.gpus) * std::max(1, e.platform.node.domain_nodes);
+  return e.gpus <= gpus && domain <= gpus && work <= passes;
+}
+
+/// What every simulated step promises, whatever the input: a finite, positive step and MFU at
+/// most 1, a breakdown that adds up to the step, finite memory.
+void check_step(const RunMetrics& m)
+{
+  auto bad = [&](const std::string& what) {
+    throw std::logic_error(what + " (step " + std::to_string(m.step_time_s) + " s, mfu " + std::to_string(m.mfu) +
+                           ", mode " + m.mode + ")");
+  };
+  if (!(std::isfinite(m.step_time_s) && m.step_time_s > 0))
+    bad("a step time that is not finite and positive");
+  if (!(std::isfinite(m.mfu) && m.mfu > 0 && m.mfu <= 1))
+    bad("an MFU outside (0, 1]");
+  const Breakdown& b = m.breakdown;
+  const double sum = b.compute + b.recompute + b.exposed_tp + b.exposed_cp + b.exposed_ep + b.exposed_pp +
+                     b.exposed_dp + b.bubble + b.optimizer + b.host + b.other;
+  if (!(std::fabs(sum - m.step_time_s) <= 1e-6 * m.step_time_s + 1e-12))
+    bad("a breakdown that sums to " + std::to_string(sum) + " s");
+  if (!std::isfinite(m.memory.peak))
+    bad("a peak memory that is not finite");
+}
+
+/// The `faults:` what-ifs of a small experiment simulated on the event engine in this process:
+/// stragglers, jitter and link faults applied to the cluster and the step, every rank run.
+int faults(const std::uint8_t* data, std::size_t size)
+{
+  return guarded([&] {
+    ExperimentSpec e = parse_experiment(YamlNode::load_string(text_of(data, size), "fuzz-faults.yaml"), catalog());
+    if (!small_step(e, 16, 512))
+      return;
+    e.engine = "event"; // SimGrid runs once per process: the engines target forks for it
+    check_step(simulate(e, catalog()));
+  });
+}
+
+/// A small step on both engines, in one forked child (SimGrid allows one engine per process):
+/// SimGrid's engine is the reference, and the event engine must give the same step and the
+/// same end for every task (as tests/test_engines.cpp requires of its cases).
+int engines(const std::uint8_t* data, std::size_t size)
+{
+  return guarded([&] {
+    ExperimentSpec e = parse_experiment(YamlNode::load_string(text_of(data, size), "fuzz-engines.yaml"), catalog());
+    if (!small_step(e, 32, 512) || e.mode == "analytic" || e.seeds > 1)
+      return;
+    const std::string out = run_isolated([&] {
+      e.engine = "simgrid";
+      ExecutionResult ref;
+      const RunMetrics a = simulate(e, catalog(), nullptr, &ref);
+      e.engine = "event";
+      ExecutionResult ev;
+      const RunMetrics b = simulate(e, catalog(), nullptr, &ev);
+      check_step(a);
+      check_step(b);
+      if (ref.end.size() != ev.end.size())
+        return "the engines ran " + std::to_string(ref.end.size()) + " and " + std::to_string(ev.end.size()) + " tasks";
+      double worst = 0;
+      for (std::size_t i = 0; i < ref.end.size(); ++i)
+        worst = std::max(worst, std::fabs(ref.end[i] - ev.end[i]));
+      if (!(std::fabs(a.step_time_s - b.step_time_s) <= 1e-9 * a.step_time_s) || !(worst <= 1e-8))
+        return "the engines disagree: simgrid " + std::to_string(a.step_time_s) + " s, event " +
+               std::to_string(b.step_time_s) + " s, a task's end by " + std::to_string(worst) + " s";
+      return std::string();
+    });
+    if (!out.empty())
+      throw std::logic_error(out);
+  });
+}
+
+/// The closed form and the Monte-Carlo of `reliability:` for the experiment's job (its step
+/// priced at 40 % of peak, no simulation), with the Monte-Carlo bounded per input. What they
+/// promise: the wall time is at least the work, ETTR in (0, 1], the band ordered, the same seed
+/// the same band.
+int goodput_target(const std::uint8_t* data, std::size_t size)
+{
+  return guarded([&] {
+    const ExperimentSpec e =
+        parse_experiment(YamlNode::load_string(text_of(data, size), "fuzz-goodput.yaml"), catalog());
+    const CostModel cost(e.model, e.training, e.platform.node.gpu);
+    const double peak = e.platform.node.gpu.peak(e.training.precision);
+    GoodputInput in;
+    in.step_s = cost.model_flops_per_step() / (static_cast<double>(e.gpus) * std::max(peak, 1e12) * 0.4);
+    in.tokens_per_step = static_cast<double>(e.training.global_batch) * e.model.seq_len;
+    in.budget_tokens = e.budget_tokens;
+    in.gpus = e.gpus;
+    in.gpus_per_node = e.platform.node.gpus;
+    in.nics_per_node = e.platform.node.nics > 0 ? e.platform.node.nics : e.platform.node.gpus;
+    in.checkpoint_bytes = e.model.total_params() * 12; // bf16 weights, fp32 master and Adam
+    in.usd_per_gpu_hour = e.platform.cost.usd_per_gpu_hour;
+    in.monte_carlo_events = 2e4;
+    const GoodputResult g = goodput(e.reliability, in);
+    auto bad = [&](const std::string& what) {
+      throw std::logic_error("goodput: " + what + " (work " + std::to_string(g.work_s) + " s, wall " +
+                             std::to_string(g.wall_s) + " s)");
+    };
+    if (!(std::isfinite(g.work_s) && g.work_s > 0) || !(g.mtbf_s > 0) || std::isnan(g.wall_s))
+      bad("a work, MTBF or wall time that is not a positive number");
+    if (!g.progresses)
+      return;
+    if (!(g.wall_s >= g.work_s * (1 - 1e-12)) || !(g.ettr > 0 && g.ettr <= 1))
+      bad("a wall time shorter than the work, or an ETTR outside (0, 1]");
+    if (g.trials > 0) {
+      if (!(g.mc_wall_p05 <= g.mc_wall_p50 && g.mc_wall_p50 <= g.mc_wall_p95) ||
+          !(g.mc_wall_p05 >= g.work_s * (1 - 1e-12)) || !(g.mc_ettr_mean > 0 && g.mc_ettr_mean <= 1))
+        bad("a Monte-Carlo band out of order, below the work or with an ETTR outside (0, 1]");
+      if (goodput(e.reliability, in).mc_wall_p50 != g.mc_wall_p50)
+        bad("the same seed gave another band");
+    }
+    const double tau = goodput_optimal_interval_s(e.reliability, in);
+    if (std::isnan(tau) || std::isnan(goodput_wall_s(e.reliability, in, 0)))
+      bad("a NaN interval or wall time");
+  });
+}
+
+/// A sweep written as Slurm scripts (`run SWEEP --slurm --dry-run`): the flags come from the
+/// input, NUL-separated (out, partition, account, qos, time, then --sbatch-arg values; a first
+/// byte sets --array-size and --cpus-per-task). What the scripts promise: every #SBATCH line
+/// comes before the first command (sbatch stops reading options there), each is one option, and
+/// each command line is one the scripts write, so no value can end the block or add a command.
+int slurm(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0)
+    return 0;
+  // the sweep is fixed and valid: only the flags can be wrong
+  struct Sweep {
+    std::string file;
+    YamlNode doc;
+    SweepSpec spec;
+  };
+  static const Sweep sweep = [] {
+    static char dir[] = "/tmp/clustersim-fuzz-slurm-XXXXXX";
+    if (!::mkdtemp(dir))
+      throw std::runtime_error("mkdtemp failed");
+    const std::string f = std::string(dir) + "/sweep.yaml";
+    std::ofstream(f) << "name: fuzz-sweep\nmodel: gpt3-1.3b\ncluster: {platform: dgx-a100-80gb, gpus: 16}\n"
+                        "training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 64}\n"
+                        "sweep: {axes: {training.global_batch: [64, 128, 256]}}\n";
+    YamlNode doc = YamlNode::load_file(f);
+    SweepSpec spec = *parse_sweep(doc);
+    return Sweep{f, doc, spec};
+  }();
+  std::vector<std::string> v = nul_separated(data + 1, size - 1, 16, true);
+  v.resize(std::max<std::size_t>(v.size(), 5));
+  SlurmOptions o;
+  o.experiment = sweep.file;
+  o.out = v[0];
+  o.partition = v[1];
+  o.account = v[2];
+  o.qos = v[3];
+  o.time = v[4];
+  o.sbatch_args.assign(v.begin() + 5, v.end());
+  o.array_size_given = (data[0] & 0x80) != 0;
+  o.array_size = (data[0] & 0x0f) - 1;
+  o.cpus_per_task = ((data[0] >> 4) & 0x07);
+  o.dry_run = true;
+  std::ostringstream sink;
+  std::streambuf* out = std::cout.rdbuf(sink.rdbuf());
+  bool submitted = false;
+  try {
+    guarded([&] {
+      submit_slurm(sweep.doc, sweep.spec, o);
+      submitted = true;
+    });
+  } catch (...) {
+    std::cout.rdbuf(out);
+    throw;
+  }
+  std::cout.rdbuf(out);
+  // every command line the three scripts and the submission write, by its start
+  static const std::vector<std::string> commands{
+      "set -eu", "i=$SLURM_ARRAY_TASK_ID", "exec ", "note=", ": >\"$note.tmp\"", "i=0", "while [ $i -lt ",
+      "  if [ ! -f ", "    log=", "    echo \"shard $i of ", "  fi", "  i=$((i + 1))", "done", "mv \"$note.tmp\"",
+      "sbatch --parsable "};
+  std::istringstream lines(sink.str());
+  bool in_block = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# ---- ", 0) == 0) {
+      in_block = line != "# ---- submit"; // a script's header comes first; the sbatch commands have none
+      continue;
+    }
+    if (line.rfind("#SBATCH ", 0) == 0) {
+      if (!in_block)
+        throw std::logic_error("an #SBATCH line after a command, which sbatch ignores: " + printable(line));
+      const std::string opt = line.substr(8);
+      if (opt.rfind("--", 0) != 0 || (opt.find(' ') != std::string::npos && opt.find('"') == std::string::npos))
+        throw std::logic_error("an #SBATCH line that is not one option: " + printable(line));
+      continue;
+    }
+    if (line.empty() || line[0] == '#')
+      continue;
+    in_block = false;
+    bool known = false;
+    for (const auto& c : commands)
+      known = known || line.rfind(c, 0) == 0;
+    if (!known)
+      throw std::logic_error("a script line the scripts do not write: " + printable(line));
+  }
+  if (submitted && sink.str().find("\nexec ") == std::string::npos)
+    throw std::logic_error("a dry run that printed no script");
+  return 0;
+}
+
 } // namespace
 
 const std::vector<Target>& targets()
 {
   static const std::vector<Target> t{{"experiment", experiment}, {"platform", platform},   {"hf_config", hf_config},
                                      {"validation", validation}, {"units", units},         {"cli", cli},
-                                     {"results", results},       {"catalog", catalog_file}};
+                                     {"results", results},       {"catalog", catalog_file},
+                                     {"faults", faults},         {"engines", engines},     {"goodput", goodput_target},
+                                     {"slurm", slurm}};
   return t;
 }
 
