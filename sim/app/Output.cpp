@@ -177,6 +177,34 @@ struct Move {
   std::string dir; ///< the existing directory that holds both (locked while publishing)
 };
 
+/// Where each file is staged: beside its target when its directory exists; otherwise in a copy
+/// of the outermost missing directory, made beside it, that one rename publishes whole. Fills
+/// `moves` and `staged` (one per path); returns the directories that hold the moves, sorted.
+std::vector<std::string> plan_publish(const std::vector<std::string>& paths, const std::string& suffix,
+                                      std::vector<Move>& moves, std::vector<std::string>& staged)
+{
+  moves.clear();
+  staged.assign(paths.size(), {});
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    const std::string dir = parent_of(paths[i]);
+    const std::string missing = first_missing(dir);
+    if (missing.empty()) {
+      staged[i] = paths[i] + suffix;
+      moves.push_back({staged[i], paths[i], dir});
+      continue;
+    }
+    staged[i] = missing + suffix + paths[i].substr(missing.size());
+    if (std::none_of(moves.begin(), moves.end(), [&](const Move& m) { return m.to == missing; }))
+      moves.push_back({missing + suffix, missing, parent_of(missing)});
+  }
+  std::vector<std::string> dirs;
+  for (const auto& m : moves)
+    dirs.push_back(m.dir);
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  return dirs;
+}
+
 } // namespace
 
 void recover_outputs(const std::string& dir)
@@ -204,32 +232,13 @@ void OutputSet::commit(std::size_t stop_after) const
 {
   check();
   const std::string suffix = ".tmp." + std::to_string(::getpid());
-  // Where each file is staged: beside its target when its directory exists; otherwise in a copy
-  // of the outermost missing directory, made beside it, that one rename publishes whole.
+  std::vector<std::string> paths;
+  for (const auto& f : files_)
+    paths.push_back(f.path);
   std::vector<Move> moves;
-  std::vector<std::string> staged(files_.size());
+  std::vector<std::string> staged;
   std::vector<std::string> dirs;
-  auto plan = [&] {
-    moves.clear();
-    for (std::size_t i = 0; i < files_.size(); ++i) {
-      const std::string dir = parent_of(files_[i].path);
-      const std::string missing = first_missing(dir);
-      if (missing.empty()) {
-        staged[i] = files_[i].path + suffix;
-        moves.push_back({staged[i], files_[i].path, dir});
-        continue;
-      }
-      staged[i] = missing + suffix + files_[i].path.substr(missing.size());
-      if (std::none_of(moves.begin(), moves.end(), [&](const Move& m) { return m.to == missing; }))
-        moves.push_back({missing + suffix, missing, parent_of(missing)});
-    }
-    std::vector<std::string> d;
-    for (const auto& m : moves)
-      d.push_back(m.dir);
-    std::sort(d.begin(), d.end());
-    d.erase(std::unique(d.begin(), d.end()), d.end());
-    return d;
-  };
+  auto plan = [&] { return plan_publish(paths, suffix, moves, staged); };
   // the locks are taken in one order, so two runs that share directories cannot wait on each
   // other; a directory another run made while this one waited changes the plan, which is made
   // again under the new locks
