@@ -537,6 +537,24 @@ simulation: {engine: simgrid}
 }
 
 
+TEST_CASE("run on SimGrid with a smaller scaling baseline: the baseline's child runs before SimGrid starts in the process")
+{
+  // SimGrid allows one engine per process: a baseline forked after the run inherited its engine
+  // and aborted ("Cannot change the model after the initialization")
+  const std::string f = write_temp("sg-baseline.yaml", "name: x\nmodel: gpt3-125m\ncluster: {platform: dgx-h100, gpus: "
+                                                       "16}\ntraining: {tp: 1, pp: 1, micro_batch: 1, global_batch: "
+                                                       "16}\nsimulation: {engine: simgrid}\n");
+  const auto sg = run_cli("run " + f + " --json");
+  REQUIRE(sg.exit_code == 0);
+  const auto j = nlohmann::json::parse(sg.out);
+  CHECK(j.at("simulation").at("engine") == "simgrid");
+  CHECK(j.at("baseline_gpus") == 8);
+  const std::string g = write_temp("ev-baseline.yaml", read_file(f).substr(0, read_file(f).find("simulation")));
+  const auto ev = nlohmann::json::parse(run_cli("run " + g + " --json").out);
+  CHECK(j.at("scaling_efficiency").get<double>() ==
+        doctest::Approx(ev.at("scaling_efficiency").get<double>()).epsilon(1e-9));
+}
+
 TEST_CASE("the incremental solve gives every task the same end as filling every flow again at each change")
 {
   // ZeRO-1 reductions and gathers of 16 replicas share the 2:1 uplinks with pipeline transfers

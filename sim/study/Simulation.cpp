@@ -364,12 +364,15 @@ RunMetrics run_experiment(const ExperimentSpec& e, const Catalog& catalog, Trace
   double base_per_gpu = 0;
   // the baseline is healthy: with faults, even a run of the baseline's size is measured against it
   const bool own = base.gpus == e.gpus && !e.faults.any();
-  // the run before its baseline: a run that cannot be simulated is refused before the baseline runs
+  // the run before its baseline: a run that cannot be simulated is refused before the baseline
+  // runs. Not on SimGrid: it allows one engine per process, and a child forked after the run
+  // inherits that engine and cannot start its own, so there the baseline's child comes first.
+  const bool baseline_first = !own && e.engine == "simgrid";
+  if (baseline_first)
+    base_per_gpu = simulate_isolated(base, catalog).tokens_per_s_per_gpu;
   RunMetrics m = e.seeds > 1 ? simulate_seeds(e, catalog, trace) : simulate(e, catalog, trace);
-  if (!own) {
-    RunMetrics b = simulate_isolated(base, catalog);
-    base_per_gpu = b.tokens_per_s_per_gpu;
-  }
+  if (!own && !baseline_first)
+    base_per_gpu = simulate_isolated(base, catalog).tokens_per_s_per_gpu;
   m.baseline_gpus = base.gpus;
   m.scaling_efficiency = own ? 1.0 : m.tokens_per_s_per_gpu / base_per_gpu;
   return m;
