@@ -84,12 +84,14 @@ double CollectiveEngine::predict(ExecPlan& plan, const std::vector<std::uint32_t
   std::vector<int> route;
   for (auto& ph : plan.phases) {
     load.clear();
-    for (const auto& f : ph.flows) {
-      route.clear();
-      cluster_.route(static_cast<int>(ranks[f.src]), static_cast<int>(ranks[f.dst]), route);
-      for (int r : route)
-        load[r] += f.bytes;
-    }
+    const int paths = cluster_.paths(); // a flow's share on each of its routes
+    for (const auto& f : ph.flows)
+      for (int p = 0; p < paths; ++p) {
+        route.clear();
+        cluster_.route(static_cast<int>(ranks[f.src]), static_cast<int>(ranks[f.dst]), route, p);
+        for (int r : route)
+          load[r] += f.bytes / paths;
+      }
     double wire = 0;
     for (const auto& [r, bytes] : load)
       wire = std::max(wire, bytes / res[static_cast<std::size_t>(r)].bandwidth);
@@ -162,11 +164,7 @@ const ExecPlan& CollectiveEngine::plan(const Workload& w, std::uint32_t call)
 
 const ProtocolConstants* CollectiveEngine::p2p_protocol(int from, int to, double bytes) const
 {
-  std::vector<int> route;
-  cluster_.route(from, to, route);
-  double bw = std::numeric_limits<double>::infinity();
-  for (int r : route)
-    bw = std::min(bw, cluster_.resources()[static_cast<std::size_t>(r)].bandwidth);
+  const double bw = cluster_.pair_bandwidth(from, to);
   const ProtocolConstants* best = nullptr;
   double best_t = std::numeric_limits<double>::infinity();
   for (const char* name : {"ll", "ll128", "simple"}) {
@@ -193,12 +191,7 @@ double CollectiveEngine::p2p_extra_latency(int from, int to, double bytes) const
 
 double CollectiveEngine::p2p_predicted(int from, int to, double bytes) const
 {
-  std::vector<int> route;
-  cluster_.route(from, to, route);
-  double bw = std::numeric_limits<double>::infinity();
-  for (int r : route)
-    bw = std::min(bw, cluster_.resources()[static_cast<std::size_t>(r)].bandwidth);
-  return p2p_extra_latency(from, to, bytes) + p2p_wire_bytes(from, to, bytes) / bw;
+  return p2p_extra_latency(from, to, bytes) + p2p_wire_bytes(from, to, bytes) / cluster_.pair_bandwidth(from, to);
 }
 
 double CollectiveEngine::p2p_wire_bytes(int from, int to, double bytes) const

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace clustersim {
@@ -375,10 +376,15 @@ private:
       pause(p.predicted, EventKind::task_end, send_id, 2);
       return;
     }
-    route_.clear();
-    cg_.route(static_cast<int>(send.rank), static_cast<int>(recv.rank), route_);
-    ++res_.stats.flows;
-    start_flow(route_, p.wire, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
+    const int paths = cg_.paths(); // ecmp-qp: a share on each queue pair's route
+    if (paths > 1)
+      transfer_flows_[send_id] = paths;
+    for (int q = 0; q < paths; ++q) {
+      route_.clear();
+      cg_.route(static_cast<int>(send.rank), static_cast<int>(recv.rank), route_, q);
+      ++res_.stats.flows;
+      start_flow(route_, p.wire / paths, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
+    }
   }
 
   /// What a transfer costs, computed once per (sender, receiver, stream, bytes): a pipeline
@@ -466,12 +472,16 @@ private:
       const std::uint32_t b = group[f.dst];
       if (!w_.simulated(a) && !w_.simulated(b))
         continue; // mirrors one that is simulated
-      route_.clear();
-      cg_.route(static_cast<int>(a), static_cast<int>(b), route_);
-      ++cr.outstanding;
-      ++res_.stats.flows;
-      start_flow(route_, wire(f.bytes), ph.wire_time > 0 ? f.bytes / ph.wire_time : MaxMinNetwork::kUnbounded,
-                 {FlowOwner::call, call});
+      const int paths = cg_.paths(); // ecmp-qp: a share on each queue pair's route, each paced alike
+      for (int q = 0; q < paths; ++q) {
+        route_.clear();
+        cg_.route(static_cast<int>(a), static_cast<int>(b), route_, q);
+        ++cr.outstanding;
+        ++res_.stats.flows;
+        start_flow(route_, wire(f.bytes) / paths,
+                   ph.wire_time > 0 ? f.bytes / paths / ph.wire_time : MaxMinNetwork::kUnbounded,
+                   {FlowOwner::call, call});
+      }
     }
     if (cr.outstanding == 0)
       phase_done(call);
@@ -516,6 +526,11 @@ private:
         phase_done(o.id);
       break;
     case FlowOwner::transfer: {
+      if (auto left = transfer_flows_.find(o.id); left != transfer_flows_.end()) {
+        if (--left->second > 0)
+          break; // another queue pair's share is still on the wire
+        transfer_flows_.erase(left);
+      }
       const Task& send = w_.task(o.id);
       pause(p2p(send, w_.task(send.target)).extra, EventKind::transfer_end, o.id, 2);
       break;
@@ -540,6 +555,7 @@ private:
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
   std::vector<std::vector<P2P>> p2p_; ///< per rank and stream: the transfers it has sent
   std::vector<FlowOwner> owners_;
+  std::unordered_map<TaskId, int> transfer_flows_; ///< ecmp-qp: a transfer's shares still on the wire
   EventQueue heap_;
   std::vector<std::uint32_t> work_;
   std::vector<int> route_;

@@ -14,7 +14,8 @@ ExclusiveUse find_exclusive_use(const Workload& w, const ClusterGraph& cg, const
   std::vector<int> route;
   auto use = [&](int user, int a, int b) {
     route.clear();
-    cg.route(a, b, route);
+    for (int p = 0; p < cg.paths(); ++p) // every route the pair's traffic is split over
+      cg.route(a, b, route, p);
     for (int r : route) {
       auto [it, inserted] = owner.try_emplace(r, user);
       if (!inserted && it->second != user)

@@ -602,6 +602,8 @@ void close_result(const std::vector<std::uint8_t>& done, ExecutionResult& result
 ExecutionResult execute(const Workload& w, SimPlatform& platform, CollectiveEngine& collectives,
                         const ExecutionOptions& options)
 {
+  if (collectives.cluster().paths() > 1) // the experiment refuses this at simulation.engine
+    throw std::logic_error("SimGrid routes one path per GPU pair; ecmp-qp's queue pairs need the event engine");
   Run run(w, platform, collectives, options);
   return run.go();
 }

@@ -25,10 +25,12 @@ std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collecti
   std::vector<double> bytes(cg.resources().size(), 0);
   std::vector<int> route;
   auto carry = [&](std::uint32_t a, std::uint32_t b, double amount) {
-    route.clear();
-    cg.route(static_cast<int>(a), static_cast<int>(b), route);
-    for (int r : route)
-      bytes[static_cast<std::size_t>(r)] += amount;
+    for (int p = 0; p < cg.paths(); ++p) { // an equal share on each route of the pair
+      route.clear();
+      cg.route(static_cast<int>(a), static_cast<int>(b), route, p);
+      for (int r : route)
+        bytes[static_cast<std::size_t>(r)] += amount / cg.paths();
+    }
   };
   for (const auto& [key, count] : calls) {
     const auto& group = w.groups()[key.second].ranks;

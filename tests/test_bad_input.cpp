@@ -549,7 +549,27 @@ TEST_CASE("fabric routing: an unknown routing, a negative seed, and routing with
                  "{platform: " + p + ", gpus: 2, routing: ecmp}");
   expect_error("run " + f, f + ":3:", "cluster.routing needs a scale-out fabric");
   const std::string pf = platform_with("  oversubscription: 1", "  oversubscription: 1\n  routing: sprayed");
-  expect_error("platform show " + pf, pf + ":", "ideal, ecmp");
+  expect_error("platform show " + pf, pf + ":", "ideal, ecmp, ecmp-qp, adaptive, static");
+  // adaptive routing's efficiency is a share of the cables' rate
+  const std::string pe = platform_with("  oversubscription: 1", "  oversubscription: 1\n  routing: adaptive\n"
+                                                                 "  adaptive_efficiency: 1.2");
+  expect_error("platform show " + pe, pe + ":", "1.2 is out of range");
+  const std::string t16 = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 16}";
+  f = experiment("r4.yaml", t16, "simulation: {seeds: 3}\n", "{platform: dgx-h100, gpus: 16, routing: static}");
+  expect_error("run " + f, f + ":", "routes static");
+  // queue pairs: NCCL's range, and SimGrid's one route per GPU pair
+  f = experiment("r5.yaml", t16, "", "{platform: dgx-h100, gpus: 16, routing: ecmp-qp, qps_per_connection: 129}");
+  expect_error("run " + f, f + ":3:", "129 is out of range");
+  f = experiment("r6.yaml", t16, "simulation: {engine: simgrid}\n",
+                 "{platform: dgx-h100, gpus: 16, routing: ecmp-qp, qps_per_connection: 4}");
+  expect_error("run " + f, f + ":", "SimGrid routes one path per GPU pair");
+  f = experiment("r7.yaml", t16, "simulation: {engine: simgrid}\n",
+                 "{platform: dgx-h100, gpus: 16, routing: ecmp-qp, qps_per_connection: 1}");
+  CHECK(run_cli("run " + f).exit_code == 0);
+  const std::string pq = platform_with("  oversubscription: 1", "  oversubscription: 1\n  routing: ecmp-qp\n"
+                                                                 "  qps_per_connection: 4");
+  expect_error("platform show " + pq + " --gpus 16 --xml " + temp_dir() + "/q.xml", "command line: --xml:",
+               "splits each over 4 queue pairs");
 }
 
 TEST_CASE("platform overrides: a bad key, value, base or shape is an error where it is written")

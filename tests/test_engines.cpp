@@ -451,7 +451,25 @@ faults:
   check_same(c);
 }
 
-TEST_CASE("a fabric what-if: 1:1 and 2:1 agree under ideal spreading, ECMP's hashing sets them apart by seed")
+TEST_CASE("engines agree: static (D-mod-k) routing with a failed cable, and adaptive routing, on the 2:1 fat-tree")
+{
+  for (const std::string routing : {"static", "adaptive"}) {
+    CAPTURE(routing);
+    Comparison c = compare_engines(experiment(R"(
+name: routing
+model: gpt3-6.7b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 128, routing: )" + routing + R"(}
+training: {tp: 4, pp: 2, zero: 1, micro_batch: 1, global_batch: 128, precision: bf16, sequence_parallel: true,
+           flash_attention: true, recompute: selective, overlap: {grad_reduce: true}}
+faults:
+  links: [{link: leaf0-spine0, down: true}]
+)"));
+    CHECK(c.mode == "full");
+    check_same(c);
+  }
+}
+
+TEST_CASE("a fabric what-if: 1:1 and 2:1 agree under ideal spreading, ECMP's hashing sets them apart by seed, queue pairs hashed apart win part of it back")
 {
   // Llama-3 70B on 512 H100 (issue: rail 1:1 against 2:1 came out 17.7776 s against 17.7789 s)
   auto step = [](const std::string& platform, const std::string& cluster_extra) {
@@ -474,6 +492,16 @@ TEST_CASE("a fabric what-if: 1:1 and 2:1 agree under ideal spreading, ECMP's has
     CHECK(t > tree_ideal * 1.002); // collisions on the up-links cost time at every seed
   CHECK(*std::max_element(tree_ecmp.begin(), tree_ecmp.end()) >
         *std::min_element(tree_ecmp.begin(), tree_ecmp.end()) * 1.001); // and how much depends on the seed
+  // Meta's E-ECMP: four queue pairs per connection, each hashed apart, win back part of the loss
+  for (int seed : {1, 2, 3}) {
+    const std::string s = std::to_string(seed);
+    const double one = step("dgx-h100-fattree-2to1", ", routing: ecmp-qp, qps_per_connection: 1, seed: " + s);
+    const double four = step("dgx-h100-fattree-2to1", ", routing: ecmp-qp, qps_per_connection: 4, seed: " + s);
+    MESSAGE("seed " << seed << ": ecmp-qp with 4 queue pairs " << four << " s");
+    CHECK(one == tree_ecmp[static_cast<std::size_t>(seed - 1)]);
+    CHECK(four < tree_ecmp[static_cast<std::size_t>(seed - 1)] - 0.4 * (tree_ecmp[static_cast<std::size_t>(seed - 1)] - tree_ideal));
+    CHECK(four > tree_ideal);
+  }
 }
 
 TEST_CASE("rail-only: dense and MoE steps equal rail-optimized's, since NCCL's PXN relays over NVLink on both")

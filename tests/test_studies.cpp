@@ -266,10 +266,10 @@ TEST_CASE("study faults-3d: 1 % of GPUs 1.5x slower slow the whole 3D job by mor
   CHECK(num(s.rows[2], "step_time_s") == doctest::Approx(healthy).epsilon(0.01));
 }
 
-TEST_CASE("study fabric-whatif: ideal spreading cannot tell fabrics apart, ECMP can, and rail-only is rail-optimized")
+TEST_CASE("study fabric-whatif: ideal spreading cannot tell fabrics apart, ECMP can, static tables and adaptive routing recover it, and rail-only is rail-optimized")
 {
   Study s = run_study("fabric-whatif", {"step", "exposed_dp"});
-  REQUIRE(s.rows.size() == 12);
+  REQUIRE(s.rows.size() == 24);
   std::map<std::tuple<std::string, std::string, std::string>, double> step;
   std::map<std::tuple<std::string, std::string, std::string>, double> dp;
   for (const auto& r : s.rows) {
@@ -293,4 +293,20 @@ TEST_CASE("study fabric-whatif: ideal spreading cannot tell fabrics apart, ECMP 
   // rail-aligned fabrics spread the same hops over a leaf per rail
   for (const char* kind : {"rail-optimized", "rail-only"})
     CHECK(step.at({kind, "2", "ecmp"}) < step.at({"fat-tree", "2", "ecmp"}));
+  for (const char* kind : {"rail-optimized", "rail-only", "fat-tree"})
+    for (const char* o : {"1", "2"}) {
+      CAPTURE(kind);
+      CAPTURE(o);
+      // adaptive routing: ideal's spreading at 95 % of the cables' rate, never faster than ideal
+      CHECK(step.at({kind, o, "adaptive"}) >= step.at({kind, o, "ideal"}));
+      CHECK(step.at({kind, o, "adaptive"}) == doctest::Approx(step.at({kind, o, "ideal"})).epsilon(0.002));
+      // static D-mod-k tables never collide worse than the hash here
+      CHECK(step.at({kind, o, "static"}) <= step.at({kind, o, "ecmp"}));
+    }
+  // a node's NICs on consecutive ports of one leaf reach the next node's over distinct cables:
+  // at 1:1 static routing is ideal's step; at 2:1 two destinations share each up-link, between
+  // ideal and ECMP (DeepSeek, ISCA'25 section 5.2.2: static and adaptive routing beat ECMP)
+  CHECK(step.at({"fat-tree", "1", "static"}) == doctest::Approx(step.at({"fat-tree", "1", "ideal"})).epsilon(1e-9));
+  CHECK(step.at({"fat-tree", "2", "static"}) > step.at({"fat-tree", "2", "ideal"}));
+  CHECK(step.at({"fat-tree", "2", "static"}) < step.at({"fat-tree", "2", "ecmp"}));
 }

@@ -341,6 +341,144 @@ TEST_CASE("ECMP: a failed cable takes no flow, its switch hashes over the cables
   CHECK(cg.ecmp_cut().rfind("leaf0 reaches leaf1 over no live cable", 0) == 0);
 }
 
+namespace {
+
+/// The switch-to-switch cables of a route (its network hops between the first NIC-to-leaf hop
+/// and the last leaf-to-NIC one).
+std::vector<int> switch_cables(const ClusterGraph& cg, int a, int b, int path = 0)
+{
+  std::vector<int> route;
+  cg.route(a, b, route, path);
+  std::vector<int> net;
+  for (int r : route)
+    if (cg.resources()[static_cast<std::size_t>(r)].kind == LinkKind::network)
+      net.push_back(r);
+  REQUIRE(net.size() >= 2);
+  return {net.begin() + 1, net.end() - 1};
+}
+
+} // namespace
+
+TEST_CASE("static routing (D-mod-k): a leaf reaches another leaf's NICs over distinct cables, whatever the seed")
+{
+  // radix 32 at 1:1: leaves of 16 one-GPU nodes, 16 up-links each; every shift permutation from
+  // leaf 0 to leaf 1 (GPU a to GPU 16 + (a + s) % 16) under static routing, then under ECMP
+  ClusterGraph fixed = ClusterGraph::build(toy(32, 1, 0, "static"), 512);
+  ClusterGraph reseeded = ClusterGraph::build(toy(32, 1, 0, "static", 9), 512);
+  REQUIRE(fixed.fabric_levels() == 2);
+  int ecmp_collisions = 0;
+  for (int shift = 0; shift < 16; ++shift) {
+    CAPTURE(shift);
+    std::map<int, int> on_cable;
+    std::map<int, int> on_ecmp;
+    for (int a = 0; a < 16; ++a) {
+      const int b = 16 + (a + shift) % 16;
+      const std::vector<int> cables = switch_cables(fixed, a, b);
+      REQUIRE(cables.size() == 2); // one cable up to a spine, one down
+      CHECK(cables == switch_cables(reseeded, a, b)); // no hash: the seed changes nothing
+      for (int r : cables)
+        ++on_cable[r];
+    }
+    CHECK(on_cable.size() == 32); // 16 flows, 16 cables up and 16 down: none shared
+    ClusterGraph ecmp = ClusterGraph::build(toy(32, 1, 0, "ecmp", shift), 512);
+    for (int a = 0; a < 16; ++a)
+      for (int r : switch_cables(ecmp, a, 16 + (a + shift) % 16))
+        ++on_ecmp[r];
+    ecmp_collisions += on_ecmp.size() < 32 ? 1 : 0;
+  }
+  CHECK(ecmp_collisions == 16); // 16 flows hashed onto 16 cables: a collision at every seed
+
+  // 2:1 (radix 30: 20 NICs and 10 up-links per leaf): every cable carries two of the 20 flows
+  ClusterGraph half = ClusterGraph::build(toy(30, 2, 0, "static"), 200);
+  REQUIRE(half.fabric_levels() == 2);
+  std::map<int, int> on_cable;
+  for (int a = 0; a < 20; ++a)
+    for (int r : switch_cables(half, a, 20 + a))
+      ++on_cable[r];
+  CHECK(on_cable.size() == 20);
+  for (auto [r, n] : on_cable)
+    CHECK(n == 2);
+
+  // a failed up-link: the leaf's table sends its destinations over the cables left
+  ClusterGraph failed = ClusterGraph::build(toy(32, 1, 0, "static"), 512);
+  const int dead = switch_cables(failed, 0, 16)[0];
+  int dead_arc = -1;
+  for (auto [e, end] = boost::edges(failed.graph()); e != end; ++e)
+    if (failed.graph()[*e].resource == dead)
+      dead_arc = failed.graph()[*e].id;
+  REQUIRE(dead_arc >= 0);
+  failed.scale_arc(dead_arc, 0);
+  CHECK(failed.ecmp_cut().empty());
+  for (int a = 0; a < 16; ++a)
+    for (int b = 16; b < 512; b += 7)
+      for (int r : switch_cables(failed, a, b))
+        CHECK(r != dead);
+}
+
+TEST_CASE("ecmp-qp: a connection's queue pairs hashed apart, the first on ECMP's path, and one queue pair is ECMP")
+{
+  PlatformSpec p = toy(32, 1, 0, "ecmp-qp", 5);
+  CHECK(p.fabric.qps_per_connection == 1); // NCCL_IB_QPS_PER_CONNECTION's default
+  ClusterGraph single = ClusterGraph::build(p, 512);
+  ClusterGraph ecmp = ClusterGraph::build(toy(32, 1, 0, "ecmp", 5), 512);
+  CHECK(single.paths() == 1);
+  p.fabric.qps_per_connection = 4;
+  ClusterGraph qp = ClusterGraph::build(p, 512);
+  CHECK(qp.paths() == 4);
+  double distinct = 0;
+  int pairs = 0;
+  for (int a = 0; a < 16; ++a)
+    for (int b = 16; b < 512; b += 37, ++pairs) {
+      CHECK(switch_cables(single, a, b) == switch_cables(ecmp, a, b));
+      std::vector<int> first;
+      qp.route(a, b, first, 0);
+      std::vector<int> plain;
+      ecmp.route(a, b, plain);
+      CHECK(first == plain);
+      std::set<int> up;
+      for (int q = 0; q < 4; ++q) {
+        std::vector<int> r;
+        CHECK(qp.route(a, b, r, q) == doctest::Approx(route_latency(ecmp, a, b))); // as many hops
+        up.insert(switch_cables(qp, a, b, q).front());
+      }
+      distinct += static_cast<double>(up.size());
+      // alone, a connection runs at its NIC's rate however its queue pairs are hashed
+      CHECK(qp.pair_bandwidth(a, b) == doctest::Approx(12.5e9));
+    }
+  // four draws over 16 up-links: 16 (1 - (15/16)^4) = 3.63 distinct on average
+  MESSAGE("distinct up cables per connection of 4 queue pairs: " << distinct / pairs);
+  CHECK(distinct / pairs > 3.3);
+  CHECK(distinct / pairs < 3.9);
+}
+
+TEST_CASE("adaptive routing: ideal's one capacity per bundle, at the stated share of the cables' rate")
+{
+  auto bundle = [](const PlatformSpec& p) {
+    ClusterGraph cg = ClusterGraph::build(p, 512);
+    for (const Resource& r : cg.resources())
+      if (r.name == "leaf0-up")
+        return r.bandwidth;
+    return -1.0;
+  };
+  const double ideal = bundle(toy(32, 2));
+  REQUIRE(ideal == doctest::Approx(11 * 12.5e9)); // radix 32 at 2:1: 21 down, 11 up
+  PlatformSpec adaptive = toy(32, 2, 0, "adaptive");
+  CHECK(adaptive.fabric.adaptive_efficiency == 0.95); // NVIDIA, Spectrum-X at xAI Colossus (Oct 2024)
+  CHECK(bundle(adaptive) == doctest::Approx(0.95 * ideal));
+  adaptive.fabric.adaptive_efficiency = 0.98;
+  CHECK(bundle(adaptive) == doctest::Approx(0.98 * ideal));
+  // the NICs' own links are not the fabric's to spread
+  ClusterGraph cg = ClusterGraph::build(toy(32, 2, 0, "adaptive"), 512);
+  std::vector<int> route;
+  cg.route(0, 100, route);
+  const auto nic = std::find_if(route.begin(), route.end(), [&](int r) {
+    return cg.resources()[static_cast<std::size_t>(r)].kind == LinkKind::network;
+  });
+  REQUIRE(nic != route.end());
+  CHECK(cg.resources()[static_cast<std::size_t>(*nic)].bandwidth == doctest::Approx(12.5e9));
+  CHECK(route_latency(cg, 0, 100) == doctest::Approx(route_latency(ClusterGraph::build(toy(32, 2), 512), 0, 100)));
+}
+
 TEST_CASE("rail-only: each rail its own network, a flow to another rail crosses NVLink to that rail's GPU first")
 {
   const std::string base = "base: dgx-h100\nname: h100-rails\nfabric: {kind: ";

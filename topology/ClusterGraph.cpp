@@ -352,13 +352,16 @@ void ClusterGraph::scale_arc(int arc, double factor)
   }
 }
 
-std::uint64_t ClusterGraph::ecmp_hash(int gpu_a, int gpu_b, int group) const
+std::uint64_t ClusterGraph::ecmp_hash(int gpu_a, int gpu_b, int group, int path) const
 {
-  // the flow's identity (its two GPUs: one queue pair for the job), salted per switch choice and
-  // per seed, so that switches do not all pick alike (no polarization); every input bit moves
-  // every output bit, as a switch's CRC of a 5-tuple does
-  const std::uint64_t flow = splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
-                                 static_cast<std::uint32_t>(gpu_b));
+  // the flow's identity (its two GPUs: one queue pair for the job; under ecmp-qp also the
+  // queue pair's number), salted per switch choice and per seed, so that switches do not all
+  // pick alike (no polarization); every input bit moves every output bit, as a switch's CRC of
+  // a 5-tuple does
+  std::uint64_t flow = splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
+                                  static_cast<std::uint32_t>(gpu_b));
+  if (path > 0)
+    flow = splitmix64(flow + static_cast<std::uint64_t>(path));
   return splitmix64(flow ^ splitmix64((static_cast<std::uint64_t>(seed_) << 32) | static_cast<std::uint32_t>(group)));
 }
 
@@ -413,14 +416,14 @@ std::string ClusterGraph::ecmp_cut() const
   return "";
 }
 
-int ClusterGraph::take_cable(int a, int b, int group, int leaf_b, int pod_b, std::vector<int>& out,
-                             double& latency) const
+std::size_t ClusterGraph::take_cable(int a, int b, int path, int group, int leaf_b, int pod_b, std::uint64_t digit,
+                                     std::vector<int>& out, double& latency) const
 {
   const EcmpGroup& g = ecmp_groups_[static_cast<std::size_t>(group)];
   const int tier = group_tier_[static_cast<std::size_t>(group)];
-  // the hash picks among the cables that lead on (all of them on a healthy fabric); with none
+  // the choice picks among the cables that lead on (all of them on a healthy fabric); with none
   // the flow takes a dead one and never ends (the faults refuse that setup: ecmp_cut)
-  const std::uint64_t h = ecmp_hash(a, b, group);
+  const std::uint64_t h = by_destination_ ? digit : ecmp_hash(a, b, group, path);
   std::size_t pick = static_cast<std::size_t>(h % g.arcs.size());
   if (ecmp_faults_) {
     std::size_t live = 0;
@@ -438,27 +441,52 @@ int ClusterGraph::take_cable(int a, int b, int group, int leaf_b, int pod_b, std
   const int res = arc_resource(g.arcs[pick]);
   out.push_back(res);
   latency += resources_[static_cast<std::size_t>(res)].latency;
-  return g.to[pick];
+  return pick;
 }
 
-void ClusterGraph::append_ecmp(int a, int b, int leaf_a, int leaf_b, std::vector<int>& out, double& latency) const
+int ClusterGraph::lane_of(int group, std::size_t i) const
 {
+  // a switch's cables to one switch above are consecutive in its group (add_cable's order)
+  const std::vector<int>& to = ecmp_groups_[static_cast<std::size_t>(group)].to;
+  std::size_t first = i;
+  while (first > 0 && to[first - 1] == to[i])
+    --first;
+  return static_cast<int>(i - first);
+}
+
+void ClusterGraph::append_ecmp(int a, int b, int leaf_a, int leaf_b, int path, std::vector<int>& out,
+                               double& latency) const
+{
+  // Static routing is D-mod-k (Zahavi et al., "Optimized InfiniBand fat-tree routing for shift
+  // all-to-all communication patterns", CCPE 2010, DOI 10.1002/cpe.1527): a leaf sends toward
+  // the destination NIC's down-port p over its up cable p mod up-links, and the switch above
+  // comes down on the same lane of its parallel cables, so the NICs of one leaf are reached over
+  // distinct cables; an aggregation switch goes up by the destination's leaf. Under ECMP every
+  // choice is the flow's hash.
   const auto at = [](const std::vector<int>& v, int i) { return v[static_cast<std::size_t>(i)]; };
   const int pb = at(pod_of_leaf_, leaf_b);
-  const int up = take_cable(a, b, at(leaf_up_group_, leaf_a), leaf_b, pb, out, latency); // spine, or aggregation
+  const auto port = static_cast<std::uint64_t>(at(port_of_nic_, nic_of(b)));
+  const int up_group = at(leaf_up_group_, leaf_a);
+  const std::size_t first = take_cable(a, b, path, up_group, leaf_b, pb, port, out, latency);
+  const int up = ecmp_groups_[static_cast<std::size_t>(up_group)].to[first]; // spine, or aggregation
   if (fabric_levels_ == 2) {
-    take_cable(a, b, at(spine_down_group_, up * leaf_count_ + leaf_b), leaf_b, pb, out, latency);
+    take_cable(a, b, path, at(spine_down_group_, up * leaf_count_ + leaf_b), leaf_b, pb,
+               static_cast<std::uint64_t>(lane_of(up_group, first)), out, latency);
     return;
   }
   const int pa = at(pod_of_leaf_, leaf_a);
   if (pa != pb) {
-    const int core = take_cable(a, b, at(agg_up_group_, pa * leaf_up_ + up), leaf_b, pb, out, latency);
-    take_cable(a, b, at(core_down_group_, core * pods_ + pb), leaf_b, pb, out, latency); // to aggregation `up`
+    const int agg_group = at(agg_up_group_, pa * leaf_up_ + up);
+    const std::size_t second =
+        take_cable(a, b, path, agg_group, leaf_b, pb, static_cast<std::uint64_t>(leaf_b), out, latency);
+    const int core = ecmp_groups_[static_cast<std::size_t>(agg_group)].to[second];
+    take_cable(a, b, path, at(core_down_group_, core * pods_ + pb), leaf_b, pb,
+               static_cast<std::uint64_t>(lane_of(agg_group, second)), out, latency); // to aggregation `up`
   }
-  take_cable(a, b, at(agg_leaf_down_group_, leaf_b * leaf_up_ + up), leaf_b, pb, out, latency);
+  take_cable(a, b, path, at(agg_leaf_down_group_, leaf_b * leaf_up_ + up), leaf_b, pb, 0, out, latency);
 }
 
-double ClusterGraph::route(int a, int b, std::vector<int>& out) const
+double ClusterGraph::route(int a, int b, std::vector<int>& out, int path) const
 {
   double latency = 0;
   if (a == b)
@@ -509,7 +537,7 @@ double ClusterGraph::route(int a, int b, std::vector<int>& out) const
     const int la = leaf_of_nic_[static_cast<std::size_t>(nic_a)];
     const int lb = leaf_of_nic_[static_cast<std::size_t>(nic_b)];
     if (la != lb && ecmp_) {
-      append_ecmp(a, b, la, lb, out, latency);
+      append_ecmp(a, b, la, lb, path, out, latency);
     } else if (la != lb) {
       push_res(leaf_up_res_[static_cast<std::size_t>(la)]);
       const int pa = pod_of_leaf_[static_cast<std::size_t>(la)];
@@ -525,6 +553,33 @@ double ClusterGraph::route(int a, int b, std::vector<int>& out) const
   for (int arc : nic_down_[static_cast<std::size_t>(b % per_node)])
     push_arc(node_arc_base_[static_cast<std::size_t>(nb)] + arc);
   return latency;
+}
+
+double ClusterGraph::pair_bandwidth(int a, int b) const
+{
+  if (paths_ == 1) {
+    std::vector<int> route;
+    this->route(a, b, route);
+    double bw = std::numeric_limits<double>::infinity();
+    for (int r : route)
+      bw = std::min(bw, resources_[static_cast<std::size_t>(r)].bandwidth);
+    return bw;
+  }
+  // each route carries 1/paths of the traffic; two queue pairs hashed onto one cable share it
+  std::vector<int> route;
+  for (int p = 0; p < paths_; ++p)
+    this->route(a, b, route, p);
+  std::sort(route.begin(), route.end());
+  double slowest = 0; // seconds per byte of the pair's traffic
+  for (std::size_t i = 0; i < route.size();) {
+    std::size_t j = i;
+    while (j < route.size() && route[j] == route[i])
+      ++j;
+    slowest = std::max(slowest, static_cast<double>(j - i) / paths_ /
+                                    resources_[static_cast<std::size_t>(route[i])].bandwidth);
+    i = j;
+  }
+  return slowest > 0 ? 1 / slowest : std::numeric_limits<double>::infinity();
 }
 
 } // namespace clustersim

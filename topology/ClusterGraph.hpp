@@ -14,7 +14,10 @@
 /// resource of its own. With `ecmp` every cable is a resource of its own, and a flow between two
 /// GPUs takes, at every switch it climbs (and at a spine with several cables down to one
 /// leaf), the cable its hash picks among the live ones: one path per GPU pair for the whole
-/// job, as NCCL's long-lived queue pairs are hashed by static ECMP.
+/// job, as NCCL's long-lived queue pairs are hashed by static ECMP. `static` keeps the cables
+/// of `ecmp` and replaces the hash by the destination's digits (D-mod-k, see append_ecmp): no
+/// seed, and the NICs of one leaf are reached over distinct cables. `adaptive` is `ideal`'s one
+/// capacity, at the share of the cables' rate that adaptive routing delivers.
 
 #include "PlatformSpec.hpp"
 
@@ -110,8 +113,15 @@ public:
   PathClass path_class(int gpu_a, int gpu_b) const;
 
   /// Appends the resources a flow from gpu_a to gpu_b crosses, in order, and returns the sum
-  /// of their latencies. Empty for a == b.
-  double route(int gpu_a, int gpu_b, std::vector<int>& resources) const;
+  /// of their latencies. Empty for a == b. `path` < paths() picks one of the routes a GPU
+  /// pair's traffic is split over (ecmp-qp: the queue pair whose hash chose it).
+  double route(int gpu_a, int gpu_b, std::vector<int>& resources, int path = 0) const;
+  /// The routes a GPU pair's traffic is split over, an equal share on each: the connection's
+  /// queue pairs under ecmp-qp (each hashed apart, NCCL posting messages round-robin), else 1.
+  int paths() const { return paths_; }
+  /// The rate a GPU pair's traffic reaches alone: its share on each route's resources against
+  /// their bandwidth (the narrowest resource when paths() is 1).
+  double pair_bandwidth(int gpu_a, int gpu_b) const;
 
   // ---- fault injection ----
   /// A vertex's name: its kind and global index ("spine0", "leaf3", "nic12", "gpu5").
@@ -124,15 +134,15 @@ public:
   /// parallel up-links loses that arc's share (ideal spreading over the rest), any other
   /// resource is the arc itself.
   void scale_arc(int arc, double factor);
-  /// Whether switches hash flows onto single cables (fabric.routing: ecmp).
+  /// Whether switches put each flow on one cable (fabric.routing: ecmp, or static).
   bool ecmp() const { return ecmp_; }
-  /// Under ECMP, after faults: "" when every leaf still reaches every other over live cables,
-  /// else which leaf cannot reach which.
+  /// Under ECMP or static routing, after faults: "" when every leaf still reaches every other
+  /// over live cables, else which leaf cannot reach which.
   std::string ecmp_cut() const;
 
   /// The ECMP hash of a flow from gpu_a to gpu_b at the switch choice `group` (an index into
   /// the ECMP groups); the cable taken is this hash modulo the cables that lead on.
-  std::uint64_t ecmp_hash(int gpu_a, int gpu_b, int group) const;
+  std::uint64_t ecmp_hash(int gpu_a, int gpu_b, int group, int path = 0) const;
 
 private:
   struct RouteStep {
@@ -142,11 +152,15 @@ private:
   void append_local(const std::vector<RouteStep>& steps, int node_src, int node_dst, std::vector<int>& out,
                     double& latency) const;
   /// The scale-out hops between two leaves under ECMP (see class comment).
-  void append_ecmp(int a, int b, int leaf_a, int leaf_b, std::vector<int>& out, double& latency) const;
+  void append_ecmp(int a, int b, int leaf_a, int leaf_b, int path, std::vector<int>& out, double& latency) const;
   /// Picks the cable of ECMP group `group` for the flow a → b among the live ones that still
   /// lead to `leaf_b` (a switch learns of a failed path and withdraws it), appends it, and
-  /// returns the switch it reaches.
-  int take_cable(int a, int b, int group, int leaf_b, int pod_b, std::vector<int>& out, double& latency) const;
+  /// returns its index in the group. The choice is the flow's hash under ECMP, `digit` (the
+  /// destination's) under static routing, modulo the cables that lead on.
+  std::size_t take_cable(int a, int b, int path, int group, int leaf_b, int pod_b, std::uint64_t digit,
+                         std::vector<int>& out, double& latency) const;
+  /// Of the cables of `group` to the switch that cable `i` reaches, which one `i` is.
+  int lane_of(int group, std::size_t i) const;
   bool cable_alive(int arc) const { return resources_[static_cast<std::size_t>(arc_resource(arc))].bandwidth > 0; }
   bool group_alive(int group) const;
   /// Whether the cable `i` of group `group` (at tier `tier`: 0 leaf up, 1 aggregation up, 2 down)
@@ -181,6 +195,7 @@ private:
   std::vector<int> nic_leaf_up_;                      ///< per global NIC: arc NIC → leaf
   std::vector<int> nic_leaf_down_;                    ///< per global NIC: arc leaf → NIC
   std::vector<int> leaf_of_nic_;
+  std::vector<int> port_of_nic_; ///< per global NIC: its down-port on its leaf
   std::vector<int> pod_of_leaf_;
   std::vector<int> leaf_up_res_, leaf_down_res_; ///< per leaf, bundle toward the tier above
   std::vector<int> pod_up_res_, pod_down_res_;   ///< per pod (3 levels only)
@@ -190,7 +205,9 @@ private:
     std::vector<int> arcs; ///< the cables, in port order
     std::vector<int> to;   ///< per cable: the switch it reaches (spine, aggregation index, core)
   };
-  bool ecmp_ = false;
+  bool ecmp_ = false;           ///< one cable per flow and switch (ecmp or static)
+  bool by_destination_ = false; ///< static: the destination's port picks, not a hash
+  int paths_ = 1;               ///< ecmp-qp: the queue pairs of a connection, each hashed apart
   bool ecmp_faults_ = false; ///< a cable has failed: choices check where cables lead
   std::uint32_t seed_ = 0;
   int leaf_count_ = 0;

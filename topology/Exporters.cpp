@@ -66,6 +66,11 @@ void write_dot(std::ostream& out, const ClusterGraph& cg)
 
 void write_simgrid_xml(std::ostream& out, const ClusterGraph& cg, Precision precision)
 {
+  if (cg.paths() > 1)
+    throw ConfigError(command_line("--xml"),
+                      "a SimGrid XML export lists one route per GPU pair, and ecmp-qp splits each over " +
+                          std::to_string(cg.paths()) + " queue pairs",
+                      "fabric.qps_per_connection: 1, or routing ecmp");
   if (cg.gpus() > kMaxXmlGpus)
     throw ConfigError(command_line("--xml"),
                       "a SimGrid XML export lists a route per GPU pair; " + std::to_string(cg.gpus()) +

@@ -117,6 +117,13 @@ GraphBuilder::Leaves GraphBuilder::place_leaves()
     for (int nic = 0; nic < endpoints; ++nic)
       cg_.leaf_of_nic_[static_cast<std::size_t>(nic)] = nic / l.down;
   }
+  // each NIC's down-port on its leaf, in NIC order (static routing's destination digit)
+  cg_.port_of_nic_.assign(static_cast<std::size_t>(endpoints), 0);
+  std::vector<int> ports(static_cast<std::size_t>(s.leaves), 0);
+  for (int nic = 0; nic < endpoints; ++nic) {
+    const auto leaf = static_cast<std::size_t>(cg_.leaf_of_nic_[static_cast<std::size_t>(nic)]);
+    cg_.port_of_nic_[static_cast<std::size_t>(nic)] = ports[leaf]++;
+  }
   for (int i = 0; i < s.leaves; ++i)
     l.vertices.push_back(add_vertex(VertexKind::leaf, -1, -1, i));
   return l;
@@ -164,6 +171,14 @@ std::pair<int, int> GraphBuilder::spine_split(const Leaves& l, int leaves) const
   return {per, (l.up + per - 1) / per};
 }
 
+double GraphBuilder::cable_bandwidth() const
+{
+  // adaptive routing spreads packets over the parallel cables as ideal spreading does, and
+  // delivers its measured share of their rate (fabric.adaptive_efficiency)
+  const FabricSpec& f = cg_.platform_.fabric;
+  return f.link.bandwidth * (f.routing == FabricRouting::adaptive ? f.adaptive_efficiency : 1.0);
+}
+
 void GraphBuilder::add_spines(const Leaves& l)
 {
   const FabricSpec& f = cg_.platform_.fabric;
@@ -178,7 +193,7 @@ void GraphBuilder::add_spines(const Leaves& l)
       for (int s = 0; s < spines; ++s) {
         int lanes = std::min(per, l.up - s * per);
         add_link(l.vertices[static_cast<std::size_t>(i)], spine_v[static_cast<std::size_t>(s)], LinkKind::network,
-                 f.link.bandwidth * lanes, f.link.latency, lanes, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
+                 cable_bandwidth() * lanes, f.link.latency, lanes, cg_.leaf_up_res_[static_cast<std::size_t>(i)],
                  cg_.leaf_down_res_[static_cast<std::size_t>(i)], f.switch_latency, f.switch_latency);
       }
   }
@@ -189,7 +204,7 @@ void GraphBuilder::add_pods(const Leaves& l)
   const FabricSpec& f = cg_.platform_.fabric;
   const int k = f.radix;
   const int leaf_count = static_cast<int>(l.vertices.size());
-  const double link_bw = f.link.bandwidth;
+  const double link_bw = cable_bandwidth();
   const int pod_leaves = k / 2;
   const int pods = (leaf_count + pod_leaves - 1) / pod_leaves;
   const int agg_up = k / 2;
@@ -345,8 +360,10 @@ void GraphBuilder::add_fabric()
     return;
   cg_.leaf_count_ = leaf_count;
   cg_.leaf_up_ = l.up;
-  if (f.routing == FabricRouting::ecmp) {
+  if (hashed(f.routing) || f.routing == FabricRouting::by_destination) {
     cg_.ecmp_ = true;
+    cg_.by_destination_ = f.routing == FabricRouting::by_destination;
+    cg_.paths_ = f.routing == FabricRouting::ecmp_qp ? f.qps_per_connection : 1;
     cg_.seed_ = f.seed;
     if (levels == 2) {
       add_spines_ecmp(l);
@@ -360,10 +377,10 @@ void GraphBuilder::add_fabric()
   for (int i = 0; i < leaf_count; ++i) {
     std::string name = "leaf" + std::to_string(i);
     cg_.leaf_up_res_[static_cast<std::size_t>(i)] =
-        new_resource(name + "-up", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency,
+        new_resource(name + "-up", LinkKind::network, l.up * cable_bandwidth(), f.link.latency + f.switch_latency,
                      LinkTier::leaf_up);
     cg_.leaf_down_res_[static_cast<std::size_t>(i)] =
-        new_resource(name + "-down", LinkKind::network, l.up * f.link.bandwidth, f.link.latency + f.switch_latency,
+        new_resource(name + "-down", LinkKind::network, l.up * cable_bandwidth(), f.link.latency + f.switch_latency,
                      LinkTier::leaf_up);
   }
   if (levels == 2)

@@ -68,6 +68,8 @@ private:
   void add_spines(const Leaves& l);
   void add_pods(const Leaves& l);
   /// ECMP: the same switches with every cable its own link, and the groups routing picks from.
+  /// A switch-to-switch cable's rate as routing delivers it (adaptive: at its efficiency).
+  double cable_bandwidth() const;
   void add_spines_ecmp(const Leaves& l);
   void add_pods_ecmp(const Leaves& l);
   int new_group(int tier, int leaf = -1);

@@ -21,7 +21,7 @@ const std::vector<std::string>& fabric_kind_names()
 
 const std::vector<std::string>& fabric_routing_names()
 {
-  static const std::vector<std::string> names{"ideal", "ecmp"};
+  static const std::vector<std::string> names{"ideal", "ecmp", "ecmp-qp", "adaptive", "static"};
   return names;
 }
 
@@ -177,8 +177,24 @@ const Section& fabric_section()
           K::quantity_of("link_latency", Quantity::time, "0s", 0, 1e-3, "switch-to-switch cable"),
           K::integer("rail_group_nodes", 0, 0, 100000, "rail-optimized and rail-only: nodes per scalable unit (0: a leaf's ports)"),
           K::choice("routing", "ideal", fabric_routing_names(),
-                    "ideal: parallel up-links as one capacity; ecmp: each GPU pair's flow hashed onto one cable"),
-          K::integer("seed", 0, 0, 2147483647, "ecmp: the switches' hash seed"),
+                    "ideal: parallel up-links as one capacity (the spraying limit); ecmp: each GPU pair's flow "
+                    "hashed onto one cable; ecmp-qp: each of a connection's qps_per_connection queue pairs hashed "
+                    "apart (Meta's E-ECMP); adaptive: one capacity at adaptive_efficiency; static: each "
+                    "destination NIC's flows on the cable its leaf port selects (InfiniBand's D-mod-k tables)"),
+          K::integer("seed", 0, 0, 2147483647, "ecmp, ecmp-qp: the switches' hash seed"),
+          // NCCL_IB_QPS_PER_CONNECTION: default 1, range 1-128 (NVIDIA/nccl docs/env.rst;
+          // src/transport/net_ib/connect.cc NCCL_PARAM(IbQpsPerConn, "IB_QPS_PER_CONNECTION", 1))
+          K::integer("qps_per_connection", 1, 1, 128,
+                     "queue pairs per connection between two GPUs (NCCL_IB_QPS_PER_CONNECTION, default 1); "
+                     "ecmp-qp hashes each apart and spreads the connection's messages over them round-robin")
+              .counts("QPs"),
+          // 95 %: NVIDIA's press release on Spectrum-X at xAI's Colossus (Oct 2024): "95% data
+          // throughput" with adaptive routing against 60 % for hashed Ethernet [vendor]; the
+          // Spectrum-X paper (arXiv 2605.21187, abstract) gives 98 % of line rate on 1K GPUs
+          K::number("adaptive_efficiency", 0.95, 0.5, 1.0,
+                    "adaptive: the share of the switch-to-switch cables' rate delivered (NVIDIA, Spectrum-X at "
+                    "xAI Colossus, Oct 2024: 95 %)")
+              .counts("fraction"),
       }};
   return s;
 }
@@ -405,6 +421,8 @@ void read_fabric(const Layers& yaml, PlatformSpec& p)
   p.fabric.rail_group_nodes = static_cast<int>(m.integer("rail_group_nodes"));
   p.fabric.routing = fabric_routing(m.choice("routing"));
   p.fabric.seed = static_cast<std::uint32_t>(m.integer("seed"));
+  p.fabric.adaptive_efficiency = m.number("adaptive_efficiency");
+  p.fabric.qps_per_connection = static_cast<int>(m.integer("qps_per_connection"));
   if ((p.fabric.kind == FabricKind::rail_optimized || p.fabric.kind == FabricKind::rail_only) &&
       p.node.nics != p.node.gpus)
     m.require("kind").fail(std::string(to_string(p.fabric.kind)) + " needs one NIC per GPU (node has " +
@@ -452,8 +470,10 @@ std::string replica_contention(const PlatformSpec& p)
     return std::to_string(p.node.gpus) + " GPUs share " + std::to_string(p.node.nics) + " NICs per node";
   if (p.node.nics > 0 && p.fabric.kind == FabricKind::rail_only)
     return "rail-only relays cross-rail traffic over NVLink to another GPU's NIC";
-  if (p.node.nics > 0 && p.fabric.routing == FabricRouting::ecmp)
+  if (p.node.nics > 0 && hashed(p.fabric.routing))
     return "ECMP hashes each GPU pair onto its own up-links, so replicas load different cables";
+  if (p.node.nics > 0 && p.fabric.routing == FabricRouting::by_destination)
+    return "static routing sends each destination's flows over its own up-links, so replicas load different cables";
   if (p.node.nics > 0 && p.fabric.oversubscription > 1.0)
     return "the fabric is oversubscribed " + std::to_string(p.fabric.oversubscription).substr(0, 4) + ":1";
   return "";

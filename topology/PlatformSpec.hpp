@@ -20,7 +20,16 @@ enum class FabricKind { single_switch, fat_tree, rail_optimized, rail_only };
 /// How a switch spreads flows over its parallel up-links (and a spine over its cables down):
 /// ideal: as one shared capacity, the limit of packet spraying; ecmp: each flow (one queue pair
 /// between two GPUs, for the whole job) hashed onto one cable at every switch it climbs.
-enum class FabricRouting { ideal, ecmp };
+/// How switches spread flows over parallel up-links: ideal (one fluid capacity, the spraying
+/// limit), ecmp (each GPU pair's flow hashed onto one cable: the switches hash a 5-tuple that
+/// a connection's queue pairs share), ecmp_qp (`ecmp-qp`: each queue pair hashed apart, Meta's
+/// E-ECMP), adaptive (fluid, at the sourced efficiency of adaptive routing), by_destination
+/// (`static`: each destination NIC's flows on one cable chosen by its port, InfiniBand's D-mod-k
+/// tables).
+enum class FabricRouting { ideal, ecmp, ecmp_qp, adaptive, by_destination };
+
+/// Whether switches hash flows onto cables (ecmp, ecmp-qp): the routings a seed changes.
+inline bool hashed(FabricRouting r) { return r == FabricRouting::ecmp || r == FabricRouting::ecmp_qp; }
 
 const std::vector<std::string>& scale_up_kind_names();
 const std::vector<std::string>& fabric_kind_names();
@@ -82,6 +91,11 @@ struct FabricSpec {
   int rail_group_nodes = 0;      ///< rail-optimized: nodes per scalable unit (0 = leaf down ports)
   FabricRouting routing = FabricRouting::ideal;
   std::uint32_t seed = 0; ///< ecmp: salts every switch's hash (another seed, another placement)
+  /// adaptive: the share of the switch-to-switch cables' rate that adaptive routing delivers
+  double adaptive_efficiency = 0.95;
+  /// Queue pairs per connection between two GPUs (NCCL_IB_QPS_PER_CONNECTION); ecmp-qp hashes
+  /// each apart and splits a connection's traffic evenly over them
+  int qps_per_connection = 1;
 };
 
 struct CostSpec {

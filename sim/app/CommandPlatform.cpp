@@ -17,6 +17,25 @@ namespace clustersim {
 
 namespace {
 
+std::string routing_text(const FabricSpec& f)
+{
+  switch (f.routing) {
+  case FabricRouting::ecmp:
+    return "ecmp, seed " + std::to_string(f.seed) + ": each GPU pair hashed onto one cable per switch";
+  case FabricRouting::ecmp_qp:
+    return "ecmp-qp, seed " + std::to_string(f.seed) + ": each of a connection's " +
+           std::to_string(f.qps_per_connection) + " queue pairs hashed onto one cable per switch";
+  case FabricRouting::adaptive:
+    return "adaptive: parallel up-links shared as one capacity at " +
+           std::to_string(static_cast<int>(f.adaptive_efficiency * 100 + 0.5)) + " % of their rate";
+  case FabricRouting::by_destination:
+    return "static: each destination NIC reached over the cable its leaf port selects (D-mod-k)";
+  case FabricRouting::ideal:
+    break;
+  }
+  return "ideal: parallel up-links shared as one capacity";
+}
+
 nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f)
 {
   const PlatformSpec& p = cg.platform();
@@ -40,8 +59,12 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
   j["fabric_levels"] = f.fabric_levels;
   j["oversubscription"] = p.fabric.oversubscription;
   j["routing"] = to_string(p.fabric.routing);
-  if (p.fabric.routing == FabricRouting::ecmp)
+  if (hashed(p.fabric.routing))
     j["seed"] = p.fabric.seed;
+  if (p.fabric.routing == FabricRouting::ecmp_qp)
+    j["qps_per_connection"] = p.fabric.qps_per_connection;
+  if (p.fabric.routing == FabricRouting::adaptive)
+    j["adaptive_efficiency"] = p.fabric.adaptive_efficiency;
   j["switches"] = f.switches;
   j["nics"] = cg.count(VertexKind::nic);
   j["vertices"] = f.vertices;
@@ -86,9 +109,7 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
   std::snprintf(buf, sizeof buf, "%s, %d level(s), %d switches, oversubscription %g:1", to_string(p.fabric.kind),
                 f.fabric_levels, f.switches, p.fabric.oversubscription);
   line("scale-out fabric", buf);
-  line("routing", p.fabric.routing == FabricRouting::ecmp
-                      ? "ecmp, seed " + std::to_string(p.fabric.seed) + ": each GPU pair hashed onto one cable per switch"
-                      : "ideal: parallel up-links shared as one capacity");
+  line("routing", routing_text(p.fabric));
   line("graph", std::to_string(f.vertices) + " vertices, " + std::to_string(f.links) + " links");
   line("connected", f.connected && f.all_gpus_reachable ? "yes, every GPU reaches every GPU" : "NO");
   line("diameter", std::to_string(f.diameter_hops) + " hops (GPU to GPU)");

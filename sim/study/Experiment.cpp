@@ -52,6 +52,11 @@ const Section& cluster_section()
           K::choice("routing", "", fabric_routing_names(), "how switches spread flows over parallel up-links")
               .computed("the platform's fabric.routing"),
           K::integer("seed", 0, 0, 2147483647, "ECMP hash seed").computed("the platform's fabric.seed"),
+          K::integer("qps_per_connection", 0, 1, 128,
+                     "queue pairs per connection between two GPUs (NCCL_IB_QPS_PER_CONNECTION): ecmp-qp hashes "
+                     "each apart")
+              .computed("the platform's fabric.qps_per_connection")
+              .counts("QPs"),
       }};
   return s;
 }
@@ -168,7 +173,7 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
               "up to one node, or a multiple of " + std::to_string(e.platform.node.gpus));
   e.where["cluster.platform"] = platform.where();
   e.where["cluster.gpus"] = gpus.where();
-  for (const char* key : {"routing", "seed"}) {
+  for (const char* key : {"routing", "seed", "qps_per_connection"}) {
     auto v = cluster.find(key);
     if (!v)
       continue;
@@ -181,6 +186,8 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
     e.platform.fabric.routing = fabric_routing(cluster.choice("routing"));
   if (cluster.has("seed"))
     e.platform.fabric.seed = static_cast<std::uint32_t>(cluster.integer("seed"));
+  if (cluster.has("qps_per_connection"))
+    e.platform.fabric.qps_per_connection = static_cast<int>(cluster.integer("qps_per_connection"));
   cluster.finish();
 }
 
@@ -328,10 +335,15 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
     e.seeds = static_cast<int>(sm.integer("seeds"));
     e.max_tasks = sm.integer("max_tasks");
     e.where["simulation.max_tasks"] = sm.where("max_tasks");
-    if (e.seeds > 1 && e.platform.fabric.routing != FabricRouting::ecmp)
+    if (e.seeds > 1 && !hashed(e.platform.fabric.routing))
       sm.require("seeds").fail("seeds: " + std::to_string(e.seeds) + " runs ECMP hash seeds, and the fabric of '" +
                                    e.platform.name + "' routes " + to_string(e.platform.fabric.routing),
-                               "cluster.routing: ecmp (or fabric.routing: ecmp in the platform), or seeds: 1");
+                               "cluster.routing: ecmp or ecmp-qp (or fabric.routing in the platform), or seeds: 1");
+    if (e.engine == "simgrid" && e.platform.fabric.routing == FabricRouting::ecmp_qp &&
+        e.platform.fabric.qps_per_connection > 1)
+      sm.require("engine").fail("SimGrid routes one path per GPU pair, and ecmp-qp splits each connection over " +
+                                    std::to_string(e.platform.fabric.qps_per_connection) + " queue pairs hashed apart",
+                                "engine: event, or qps_per_connection: 1");
     e.where["simulation.seeds"] = sm.where("seeds");
     sm.finish();
   }
