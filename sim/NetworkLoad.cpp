@@ -47,6 +47,8 @@ std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collecti
   for (LinkTier tier : {LinkTier::scale_up, LinkTier::host, LinkTier::nic, LinkTier::leaf_up, LinkTier::spine_up}) {
     TierLoad l;
     l.tier = tier;
+    l.background = cg.background_share(tier);
+    l.busiest_load = l.background; // every link of the tier carries the background, if the job's bytes or not
     double sum = 0;
     for (std::size_t r = 0; r < bytes.size(); ++r) {
       const Resource& res = cg.resources()[r];
@@ -57,14 +59,15 @@ std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collecti
         continue;
       ++l.used;
       l.bytes += bytes[r];
-      const double load = step_s > 0 ? bytes[r] / (res.bandwidth * step_s) : 0;
+      // against the cable's whole rate (the background took its share of it), the background added
+      const double load = step_s > 0 ? bytes[r] * (1 - l.background) / (res.bandwidth * step_s) + l.background : 0;
       sum += load;
       if (load > l.busiest_load) {
         l.busiest_load = load;
         l.busiest_link = res.name;
       }
     }
-    l.mean_load = l.used > 0 ? sum / static_cast<double>(l.used) : 0;
+    l.mean_load = l.used > 0 ? sum / static_cast<double>(l.used) : l.background;
     if (l.links > 0)
       out.push_back(l);
   }

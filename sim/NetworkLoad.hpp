@@ -1,7 +1,8 @@
 #pragma once
 /// How busy each tier of links is over a step: the bytes every flow of the step moves (each
 /// collective plan's flows and each transfer, over the route both engines use), per link, as a
-/// share of what the link could have carried in the step. Latency-bound calls, which run as
+/// share of what the link could have carried in the step, plus the share a background holds
+/// (cluster.background). Latency-bound calls, which run as
 /// delays, move none. In a folded step only the simulated ranks' links carry traffic; their
 /// mirrors' carry the same.
 
@@ -21,7 +22,8 @@ struct TierLoad {
   double bytes = 0;          ///< over every link of the tier
   double busiest_load = 0;   ///< the busiest link's bytes / (its bandwidth × the step)
   std::string busiest_link;  ///< its name
-  double mean_load = 0;      ///< the mean over the links in use
+  double mean_load = 0;      ///< the mean over the links in use (the background's share when none is)
+  double background = 0;     ///< the share of each link another tenant's traffic holds
 };
 
 /// Per tier that the cluster has, in LinkTier order. `collectives` holds the step's plans.

@@ -572,6 +572,34 @@ TEST_CASE("fabric routing: an unknown routing, a negative seed, and routing with
                "splits each over 4 queue pairs");
 }
 
+TEST_CASE("a background: its load a share below 1, its tier one of three, a mapping, and only where there is a fabric")
+{
+  const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 16}";
+  std::string f = experiment("b1.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 1.0}}");
+  expect_error("run " + f, f + ":3:", "1.0 is out of range; valid: a number from 0 to 0.99");
+  f = experiment("b2.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: -0.1}}");
+  expect_error("run " + f, f + ":3:", "out of range");
+  f = experiment("b3.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 0.3, tier: spine}}");
+  expect_error("run " + f, f + ":3:", "leaf-up, spine-up, all");
+  f = experiment("b4.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {tier: all}}");
+  expect_error("run " + f, f + ":3:", "load");
+  f = experiment("b5.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: 0.3}");
+  expect_error("run " + f, f + ":3:", "");
+  f = experiment("b6.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 0.3, lod: 1}}");
+  expect_error("run " + f, f + ":3:", "unknown key 'lod'");
+  const std::string p = write_temp("nofabric-b.yaml", "name: box\nnode:\n  gpu: a100-sxm4-80gb\n  gpus: 2\n"
+                                                      "  scale_up: {kind: nvswitch, bandwidth: 600GBps, bidirectional: "
+                                                      "true, latency: 0.3us, transport: nvlink3}\n"
+                                                      "  pcie: {bandwidth: 31.5GBps, latency: 0.2us, transport: pcie4}\n"
+                                                      "  nics: {count: 0}\n");
+  f = experiment("b7.yaml", "{tp: 1, pp: 1, micro_batch: 1, global_batch: 2}", "",
+                 "{platform: " + p + ", gpus: 2, background: {load: 0.3}}");
+  expect_error("run " + f, f + ":3:", "cluster.background needs a scale-out fabric");
+  // a valid one runs, and says what it took
+  f = experiment("b8.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 0.3, tier: leaf-up}}");
+  CHECK(run_cli("run " + f).exit_code == 0);
+}
+
 TEST_CASE("platform overrides: a bad key, value, base or shape is an error where it is written")
 {
   const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 8}";

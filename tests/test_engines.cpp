@@ -435,12 +435,12 @@ faults:
   check_same(c);
 }
 
-TEST_CASE("engines agree: ECMP on the 2:1 fat-tree, with a failed cable hashed around")
+TEST_CASE("engines agree: ECMP on the 2:1 fat-tree, with a failed cable hashed around and a background on the rest")
 {
   Comparison c = compare_engines(experiment(R"(
 name: ecmp
 model: gpt3-6.7b
-cluster: {platform: dgx-h100-fattree-2to1, gpus: 128, routing: ecmp, seed: 5}
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 128, routing: ecmp, seed: 5, background: {load: 0.6, tier: leaf-up}}
 training: {tp: 4, pp: 2, zero: 1, micro_batch: 1, global_batch: 128, precision: bf16, sequence_parallel: true,
            flash_attention: true, recompute: selective, overlap: {grad_reduce: true}}
 faults:

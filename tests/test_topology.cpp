@@ -479,6 +479,79 @@ TEST_CASE("adaptive routing: ideal's one capacity per bundle, at the stated shar
   CHECK(route_latency(cg, 0, 100) == doctest::Approx(route_latency(ClusterGraph::build(toy(32, 2), 512), 0, 100)));
 }
 
+TEST_CASE("a background takes its share of every cable of its tier, bundles and single cables alike, and of no other link")
+{
+  auto with = [](PlatformSpec p, double load, BackgroundTier tier) {
+    p.fabric.background_load = load;
+    p.fabric.background_tier = tier;
+    return p;
+  };
+  auto compare = [](const ClusterGraph& quiet, const ClusterGraph& busy, LinkTier tier, double kept) {
+    REQUIRE(quiet.resources().size() == busy.resources().size());
+    int taken = 0;
+    for (std::size_t r = 0; r < quiet.resources().size(); ++r) {
+      const Resource& q = quiet.resources()[r];
+      const Resource& b = busy.resources()[r];
+      CHECK(b.latency == q.latency);
+      if (q.tier == tier) {
+        CHECK(b.bandwidth == doctest::Approx(kept * q.bandwidth));
+        ++taken;
+      } else {
+        CHECK(b.bandwidth == q.bandwidth);
+      }
+    }
+    if (taken > 0)
+      CHECK(busy.background_share(tier) == doctest::Approx(1 - kept));
+    return taken;
+  };
+  for (const std::string routing : {"ideal", "ecmp", "static"}) {
+    CAPTURE(routing);
+    const PlatformSpec two = toy(32, 2, 0, routing);
+    // two levels: the leaves' cables to the spines, as one bundle per leaf (ideal) or one by one
+    CHECK(compare(ClusterGraph::build(two, 512), ClusterGraph::build(with(two, 0.3, BackgroundTier::leaf_up), 512),
+                  LinkTier::leaf_up, 0.7) > 0);
+    CHECK(compare(ClusterGraph::build(two, 512), ClusterGraph::build(with(two, 0.3, BackgroundTier::all), 512),
+                  LinkTier::leaf_up, 0.7) > 0);
+    // a two-level fabric has no cables to cores: a spine-up background finds nothing to take
+    CHECK(compare(ClusterGraph::build(two, 512), ClusterGraph::build(with(two, 0.3, BackgroundTier::spine_up), 512),
+                  LinkTier::spine_up, 1.0) == 0);
+    const PlatformSpec three = toy(8, 1, 3, routing);
+    CHECK(compare(ClusterGraph::build(three, 128), ClusterGraph::build(with(three, 0.6, BackgroundTier::spine_up), 128),
+                  LinkTier::spine_up, 0.4) > 0);
+  }
+  // the routes are the quiet fabric's
+  const PlatformSpec ecmp = toy(32, 2, 0, "ecmp", 3);
+  ClusterGraph quiet = ClusterGraph::build(ecmp, 512);
+  ClusterGraph busy = ClusterGraph::build(with(ecmp, 0.5, BackgroundTier::all), 512);
+  std::vector<int> a, b;
+  for (int dst : {17, 100, 300, 511}) {
+    a.clear();
+    b.clear();
+    CHECK(quiet.route(0, dst, a) == busy.route(0, dst, b));
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("a flow across a leaf's one up-link runs at the rate a background leaves it, and two flows share that")
+{
+  // radix 3 at 2:1: nodes 0,1 on leaf 0, 2,3 on leaf 1, one cable up per leaf at the NICs' rate
+  PlatformSpec p = toy(3, 2);
+  const double bytes = 1e9;
+  const auto& ib = *catalog().protocols().find("ib-hdr", "simple");
+  auto wire = [&](double load, const std::vector<TransferSpec>& transfers) {
+    p.fabric.background_load = load;
+    ClusterGraph cg = ClusterGraph::build(p, 4);
+    const double fixed = route_latency(cg, 0, 2) + ib.step_latency + ib.base_latency;
+    return isolated([&] { return run_transfers(cg, catalog().protocols(), transfers); }) - fixed;
+  };
+  const double quiet = wire(0, {{0, 2, bytes}});
+  CHECK(wire(0.25, {{0, 2, bytes}}) == doctest::Approx(quiet / 0.75).epsilon(1e-6));
+  CHECK(wire(0.5, {{0, 2, bytes}}) == doctest::Approx(2 * quiet).epsilon(1e-6));
+  CHECK(wire(0.5, {{0, 2, bytes}, {1, 3, bytes}}) == doctest::Approx(4 * quiet).epsilon(1e-6));
+  // a flow under one leaf crosses no cable between switches: it does not share the up-link
+  CHECK(wire(0.5, {{0, 1, bytes}, {1, 3, bytes}}) == doctest::Approx(2 * quiet).epsilon(1e-6));
+}
+
 TEST_CASE("rail-only: each rail its own network, a flow to another rail crosses NVLink to that rail's GPU first")
 {
   const std::string base = "base: dgx-h100\nname: h100-rails\nfabric: {kind: ";

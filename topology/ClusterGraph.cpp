@@ -201,9 +201,39 @@ ClusterGraph ClusterGraph::build(const PlatformSpec& platform, int gpus)
   }
   if (fabric)
     b.add_fabric();
+  cg.take_background();
 
   cg.route_domain(b.nics_);
   return cg;
+}
+
+double ClusterGraph::background_share(LinkTier t) const
+{
+  const FabricSpec& f = platform_.fabric;
+  if (f.background_load <= 0)
+    return 0;
+  switch (t) {
+  case LinkTier::leaf_up:
+    return f.background_tier != BackgroundTier::spine_up ? f.background_load : 0;
+  case LinkTier::spine_up:
+    return f.background_tier != BackgroundTier::leaf_up ? f.background_load : 0;
+  default:
+    return 0;
+  }
+}
+
+void ClusterGraph::take_background()
+{
+  if (platform_.fabric.background_load <= 0)
+    return;
+  // every cable keeps the rest of its rate: the bundle of ideal routing as each cable of ecmp
+  for (Resource& r : resources_)
+    r.bandwidth *= 1 - background_share(r.tier);
+  for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
+    ArcInfo& a = graph_[*e];
+    if (a.resource >= 0)
+      a.bandwidth *= 1 - background_share(resources_[static_cast<std::size_t>(a.resource)].tier);
+  }
 }
 
 void ClusterGraph::route_domain(const std::vector<VertexId>& nics)

@@ -123,6 +123,10 @@ public:
   /// their bandwidth (the narrowest resource when paths() is 1).
   double pair_bandwidth(int gpu_a, int gpu_b) const;
 
+  /// The share of a link of tier `t` that another tenant's steady traffic holds
+  /// (cluster.background), already taken from its bandwidth: 0 where there is none.
+  double background_share(LinkTier t) const;
+
   // ---- fault injection ----
   /// A vertex's name: its kind and global index ("spine0", "leaf3", "nic12", "gpu5").
   std::string vertex_name(VertexId v) const;
@@ -171,6 +175,8 @@ private:
   /// The routing templates, laid out on domain 0 (every domain is alike): the arcs between
   /// each pair of its GPUs and between each GPU of a node and its NIC.
   void route_domain(const std::vector<VertexId>& nics);
+  /// Takes the background's share from every cable of its tier, bundles included.
+  void take_background();
 
   friend class GraphBuilder;
 

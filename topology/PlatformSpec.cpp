@@ -36,6 +36,23 @@ const char* to_string(FabricRouting r)
   return fabric_routing_names()[static_cast<std::size_t>(r)].c_str();
 }
 
+const std::vector<std::string>& background_tier_names()
+{
+  static const std::vector<std::string> names{"leaf-up", "spine-up", "all"};
+  return names;
+}
+
+const char* to_string(BackgroundTier t)
+{
+  return background_tier_names()[static_cast<std::size_t>(t)].c_str();
+}
+
+BackgroundTier background_tier(const std::string& name)
+{
+  const auto& names = background_tier_names();
+  return static_cast<BackgroundTier>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
 const char* to_string(ScaleUpKind k)
 {
   return scale_up_kind_names()[static_cast<std::size_t>(k)].c_str();

@@ -17,9 +17,6 @@ namespace clustersim {
 
 enum class ScaleUpKind { nvswitch, nvlink_mesh, pcie };
 enum class FabricKind { single_switch, fat_tree, rail_optimized, rail_only };
-/// How a switch spreads flows over its parallel up-links (and a spine over its cables down):
-/// ideal: as one shared capacity, the limit of packet spraying; ecmp: each flow (one queue pair
-/// between two GPUs, for the whole job) hashed onto one cable at every switch it climbs.
 /// How switches spread flows over parallel up-links: ideal (one fluid capacity, the spraying
 /// limit), ecmp (each GPU pair's flow hashed onto one cable: the switches hash a 5-tuple that
 /// a connection's queue pairs share), ecmp_qp (`ecmp-qp`: each queue pair hashed apart, Meta's
@@ -30,6 +27,15 @@ enum class FabricRouting { ideal, ecmp, ecmp_qp, adaptive, by_destination };
 
 /// Whether switches hash flows onto cables (ecmp, ecmp-qp): the routings a seed changes.
 inline bool hashed(FabricRouting r) { return r == FabricRouting::ecmp || r == FabricRouting::ecmp_qp; }
+
+/// Which switch-to-switch cables another tenant's traffic crosses (cluster.background): a
+/// leaf's cables to the tier above (`leaf-up`), an aggregation switch's cables to the cores
+/// (`spine-up`, three-level fabrics), or both (`all`).
+enum class BackgroundTier { leaf_up, spine_up, all };
+
+const std::vector<std::string>& background_tier_names();
+const char* to_string(BackgroundTier t);
+BackgroundTier background_tier(const std::string& name);
 
 const std::vector<std::string>& scale_up_kind_names();
 const std::vector<std::string>& fabric_kind_names();
@@ -96,6 +102,10 @@ struct FabricSpec {
   /// Queue pairs per connection between two GPUs (NCCL_IB_QPS_PER_CONNECTION); ecmp-qp hashes
   /// each apart and splits a connection's traffic evenly over them
   int qps_per_connection = 1;
+  /// Another tenant's steady traffic (cluster.background): the share of every cable of
+  /// `background_tier` it holds, in each direction, which the job's flows cannot take back
+  double background_load = 0;
+  BackgroundTier background_tier = BackgroundTier::all;
 };
 
 struct CostSpec {

@@ -140,10 +140,15 @@ std::string format_where(const RunMetrics& m)
   if (!m.network.empty()) {
     o << "\n  link load (bytes moved / what the link could move in the step)\n";
     for (const TierLoad& l : m.network) {
-      std::snprintf(buf, sizeof buf, "    %-26s busiest %5.1f %% (%s), mean %5.1f %% over %zu of %zu links\n",
+      std::snprintf(buf, sizeof buf, "    %-26s busiest %5.1f %% (%s), mean %5.1f %% over %zu of %zu links",
                     to_string(l.tier), 100 * l.busiest_load, l.used > 0 ? l.busiest_link.c_str() : "none",
                     100 * l.mean_load, l.used, l.links);
       o << buf;
+      if (l.background > 0) {
+        std::snprintf(buf, sizeof buf, ", a background holds %.1f %% of each", 100 * l.background);
+        o << buf;
+      }
+      o << "\n";
     }
   }
   std::snprintf(buf, sizeof buf, "\n  memory per GPU (stage %d): %s of %s -> %s\n", mem.stage,

@@ -57,6 +57,25 @@ const Section& cluster_section()
                      "each apart")
               .computed("the platform's fabric.qps_per_connection")
               .counts("QPs"),
+          K::section("background", "cluster.background",
+                     "another tenant's steady traffic on the switch-to-switch cables"),
+      }};
+  return s;
+}
+
+const Section& background_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "cluster.background",
+      "another tenant's steady traffic on the fabric's switch-to-switch cables (a job beside this one, "
+      "storage): it holds its share of every cable of its tier, in each direction, and the job's flows share "
+      "what is left",
+      {
+          K::number("load", 0, 0, 0.99, "the share of each cable's rate the background holds").must().counts("fraction"),
+          K::choice("tier", "all", background_tier_names(),
+                    "leaf-up: a leaf's cables to the tier above (and back down); spine-up: an aggregation switch's "
+                    "cables to the cores (three-level fabrics); all: both"),
       }};
   return s;
 }
@@ -114,7 +133,7 @@ const Section& budget_section()
 
 std::vector<const Section*> all_sections()
 {
-  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &training_section(),
+  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &background_section(), &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &reliability_section(),   &reliability_fit_section(),
           &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
@@ -188,6 +207,16 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
     e.platform.fabric.seed = static_cast<std::uint32_t>(cluster.integer("seed"));
   if (cluster.has("qps_per_connection"))
     e.platform.fabric.qps_per_connection = static_cast<int>(cluster.integer("qps_per_connection"));
+  if (auto b = cluster.find("background")) {
+    if (e.platform.node.nics == 0)
+      b->fail("cluster.background needs a scale-out fabric, and '" + e.platform.name + "' has no NICs",
+              "a platform with a fabric, or no background");
+    SectionReader bg(*b, background_section());
+    e.platform.fabric.background_load = bg.number("load");
+    e.platform.fabric.background_tier = background_tier(bg.choice("tier"));
+    e.where["cluster.background"] = b->where();
+    bg.finish();
+  }
   cluster.finish();
 }
 

@@ -440,7 +440,8 @@ Json to_json(const RunMetrics& m)
                             {"bytes", l.bytes},
                             {"busiest_load", l.busiest_load},
                             {"busiest_link", l.busiest_link},
-                            {"mean_load", l.mean_load}});
+                            {"mean_load", l.mean_load},
+                            {"background_load", l.background}});
   if (m.seeds.count > 0) {
     Json band = {{"count", m.seeds.count}, {"first", m.seeds.first}, {"reported", m.seeds.reported}};
     for (const auto& [name, p] : m.seeds.metrics)
@@ -515,6 +516,7 @@ RunMetrics metrics_from_json(const Json& j)
     load.busiest_load = n.at("busiest_load");
     load.busiest_link = n.at("busiest_link");
     load.mean_load = n.at("mean_load");
+    load.background = n.value("background_load", 0.0);
     m.network.push_back(load);
   }
   if (j.contains("seeds")) {
