@@ -600,6 +600,52 @@ TEST_CASE("a background: its load a share below 1, its tier one of three, a mapp
   CHECK(run_cli("run " + f).exit_code == 0);
 }
 
+TEST_CASE("other jobs on the cluster: a list of whole-node jobs with a model, GPUs and a layout, beside a full simulation")
+{
+  const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 16}";
+  const std::string job = "{model: gpt3-125m, gpus: 8, training: {dp: 8, micro_batch: 1, global_batch: 8}";
+  std::string f = experiment("j1.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: " + job + "}}");
+  expect_error("run " + f, f + ":3:", "expected a list of jobs");
+  f = experiment("j2.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: [{model: gpt3-125m, gpus: 4, training: "
+                                   "{dp: 4, micro_batch: 1, global_batch: 4}}]}");
+  expect_error("run " + f, f + ":3:", "4 GPUs are not whole 8-GPU nodes");
+  f = experiment("j3.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: [" + job + ", phase: 1}]}");
+  expect_error("run " + f, f + ":3:", "out of range");
+  f = experiment("j4.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: [" + job + ", gpu: 8}]}");
+  expect_error("run " + f, f + ":3:", "unknown key 'gpu'");
+  f = experiment("j5.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: [{model: gpt3-125m, gpus: 8, training: "
+                                   "{dp: 16, micro_batch: 1, global_batch: 16}}]}");
+  expect_error("run " + f, f + ":3:", "");
+  f = experiment("j6.yaml", "{tp: 1, pp: 1, micro_batch: 1, global_batch: 4}", "",
+                 "{platform: dgx-h100, gpus: 4, jobs: [" + job + "}]}");
+  expect_error("run " + f, f + ":3:", "beside cluster.jobs the experiment runs on whole nodes");
+  f = experiment("j7.yaml", t, "simulation: {mode: analytic}\n", "{platform: dgx-h100, gpus: 16, jobs: [" + job + "}]}");
+  expect_error("run " + f, f + ":5:", "mode: analytic cannot share the cluster");
+  f = experiment("j8.yaml", t, "", "{platform: dgx-h100, gpus: 16, placement: interleaved}");
+  expect_error("run " + f, f + ":3:", "cluster.placement places the jobs of cluster.jobs, and there are none");
+  f = experiment("j9.yaml", t, "", "{platform: dgx-h100, gpus: 16, placement: mixed, jobs: [" + job + "}]}");
+  expect_error("run " + f, f + ":3:", "packed, interleaved");
+  f = experiment("j10.yaml", t, "", "{platform: dgx-h100, gpus: 16, jobs: [{gpus: 8, training: {dp: 8}}]}");
+  expect_error("run " + f, f + ":3:", "model");
+  const std::string p = write_temp("nofabric-j.yaml", "name: box\nnode:\n  gpu: a100-sxm4-80gb\n  gpus: 2\n"
+                                                      "  scale_up: {kind: nvswitch, bandwidth: 600GBps, bidirectional: "
+                                                      "true, latency: 0.3us, transport: nvlink3}\n"
+                                                      "  pcie: {bandwidth: 31.5GBps, latency: 0.2us, transport: pcie4}\n"
+                                                      "  nics: {count: 0}\n");
+  f = experiment("j11.yaml", "{tp: 1, pp: 1, micro_batch: 1, global_batch: 2}", "",
+                 "{platform: " + p + ", gpus: 2, jobs: [{model: gpt3-125m, gpus: 2, training: {dp: 2}}]}");
+  expect_error("run " + f, f + ":3:", "cluster.jobs needs a scale-out fabric");
+  // a step beside more steps of a short job than simulation.max_tasks allows
+  f = experiment("j12.yaml", "{tp: 1, pp: 1, micro_batch: 1, global_batch: 256}", "simulation: {max_tasks: 1000}\n",
+                 "{platform: dgx-h100, gpus: 16, jobs: [" + job + "}]}");
+  expect_error("run " + f, f + ":3:", "tasks to simulate, more than the 1000 of simulation.max_tasks");
+  // a valid one runs, and names its neighbour
+  f = experiment("j13.yaml", t, "", "{platform: dgx-h100, gpus: 16, placement: interleaved, jobs: [" + job + "}]}");
+  auto r = run_cli("run " + f);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("job job 1") != std::string::npos);
+}
+
 TEST_CASE("platform overrides: a bad key, value, base or shape is an error where it is written")
 {
   const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 8}";

@@ -344,6 +344,54 @@ TEST_CASE("the workload keeps, as it is built, each stream's next task, each cal
   CHECK(shape_of(w).present == present);
 }
 
+TEST_CASE("a workload appended on other GPUs keeps its groups, calls, transfers and dependencies, and appended again it follows itself stream by stream")
+{
+  const Workload::Label label{Category::forward, "k", 0, 0};
+  Workload job(2);
+  const TaskId a = job.add_compute(0, 1.0, label, {});
+  job.add_p2p(0, 1, 8.0, Stream::pp_send_fwd, Stream::pp_recv_fwd, label, {a}, {});
+  const std::uint32_t g = job.add_group({0, 1});
+  job.add_collective(CollOp::all_reduce, g, 64.0, Stream::dp, label, {}, job.algo_index("ring"));
+  Workload all(3);
+  all.add_compute(0, 2.0, {Category::optimizer, "other", -1, -1}, {});
+  const TaskId first = all.append(job, {4, 2});
+  const TaskId second = all.append(job, {4, 2});
+  CHECK(all.ranks() == 5);
+  CHECK(first == 1);
+  CHECK(second == first + job.tasks().size());
+  REQUIRE(all.groups().size() == 2); // each step's groups: the second step's calls are on its own
+  REQUIRE(all.collectives().size() == 2);
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    const CollectiveCall& c = all.collectives()[k];
+    CHECK(all.groups()[k].ranks == std::vector<std::uint32_t>{4, 2});
+    CHECK(c.group == k);
+    CHECK(c.present == 2);
+    CHECK(all.algo_names()[c.algo] == "ring");
+  }
+  for (TaskId copy : {first, second}) {
+    const Task& compute = all.task(copy);
+    CHECK(compute.rank == 4);
+    CHECK(all.names()[compute.name] == "k");
+    const Task& send = all.task(copy + 1);
+    const Task& recv = all.task(copy + 2);
+    CHECK(send.kind == TaskKind::send);
+    CHECK(send.rank == 4);
+    CHECK(recv.rank == 2);
+    CHECK(send.target == copy + 2);
+    CHECK(recv.target == copy + 1);
+    REQUIRE(all.deps_end(copy + 1) - all.deps_begin(copy + 1) == 1);
+    CHECK(*all.deps_begin(copy + 1) == copy);
+    CHECK(all.task(copy + 3).target == (copy == first ? 0u : 1u));
+  }
+  // the second step follows the first on each of its streams
+  CHECK(all.next(first) == second);
+  CHECK(all.next(first + 1) == second + 1);
+  CHECK(all.next(first + 3) == second + 3);
+  CHECK(all.sends().size() == 2);
+  CHECK(all.program(3, Stream::compute).empty());
+  CHECK_THROWS_AS(all.append(job, {4}), std::logic_error);
+}
+
 TEST_CASE("a task is ready when its stream predecessor and its dependencies have ended")
 {
   Workload w(1);
@@ -445,6 +493,24 @@ training: {tp: 4, pp: 2, zero: 1, micro_batch: 1, global_batch: 128, precision: 
            flash_attention: true, recompute: selective, overlap: {grad_reduce: true}}
 faults:
   links: [{link: leaf0-spine0, down: true}]
+)"));
+  CHECK(c.mode == "full");
+  CHECK(c.flows > 1000);
+  check_same(c);
+}
+
+TEST_CASE("engines agree: two jobs on interleaved nodes of the 2:1 fat-tree under ECMP, the second trailing by a phase")
+{
+  Comparison c = compare_engines(experiment(R"(
+name: shared
+model: gpt3-1.3b
+cluster:
+  platform: dgx-h100-fattree-2to1
+  gpus: 64
+  routing: ecmp
+  placement: interleaved
+  jobs: [{name: other, model: gpt3-350m, gpus: 64, phase: 0.3, training: {tp: 2, dp: 32, micro_batch: 2, global_batch: 128}}]
+training: {tp: 2, pp: 2, zero: 1, micro_batch: 1, global_batch: 64, sequence_parallel: true, overlap: {grad_reduce: true}}
 )"));
   CHECK(c.mode == "full");
   CHECK(c.flows > 1000);

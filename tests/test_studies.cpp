@@ -342,3 +342,25 @@ TEST_CASE("study fabric-shared: a background on the leaf-spine cables slows the 
     CHECK(step.at({"ecmp", load}) - step.at({"ecmp", 0.0}) >= step.at({"ideal", load}) - step.at({"ideal", 0.0}));
   CHECK(step.at({"ecmp", 0.75}) > 1.1 * step.at({"ecmp", 0.0}));
 }
+
+TEST_CASE("study fabric-jobs: a second job slows the first only where they share cables, under ECMP, on interleaved nodes")
+{
+  Study s = run_study("fabric-jobs", {"slowdown", "exposed_dp"});
+  REQUIRE(s.rows.size() == 4);
+  std::map<std::pair<std::string, std::string>, json> at;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    at[{r.at("cluster.routing").get<std::string>(), r.at("cluster.placement").get<std::string>()}] = r;
+    CHECK(num(r, "shared_slowdown") == doctest::Approx(num(r, "step_time_s") / num(r, "alone_step_time_s") - 1));
+  }
+  // packed, each job holds its own leaves of the two-level fat-tree: no cable carries both, and a
+  // step beside the other is its step alone to the last digit, under either routing
+  for (const char* routing : {"ideal", "ecmp"})
+    CHECK(num(at.at({routing, "packed"}), "shared_slowdown") == 0.0);
+  // interleaved node by node they share every leaf: ideal spreading has room on the 2:1 up-links,
+  // ECMP's hashed flows collide with the other job's
+  CHECK(std::fabs(num(at.at({"ideal", "interleaved"}), "shared_slowdown")) < 0.002);
+  const json& hit = at.at({"ecmp", "interleaved"});
+  CHECK(num(hit, "shared_slowdown") > 0.02);
+  CHECK(num(hit, "exposed_dp_s") > 2 * num(at.at({"ecmp", "packed"}), "exposed_dp_s"));
+}

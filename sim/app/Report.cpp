@@ -71,6 +71,21 @@ std::string format_figures(const RunMetrics& m)
                                      std::to_string(m.seeds.first) + ", this report is seed " +
                                      std::to_string(m.seeds.reported) + ")");
   }
+  if (!m.jobs.empty()) {
+    const double slow = m.step_time_s / m.alone_step_s - 1;
+    line("step alone on the cluster", format_time(m.alone_step_s) + " (beside the jobs below: " +
+                                          (slow >= 0 ? "+" : "") + pct(slow) + ")");
+    for (const SharedJob& j : m.jobs) {
+      const std::string steps =
+          j.measured > 0 ? "mean of the " + std::to_string(j.measured) + " of its " + std::to_string(j.steps) +
+                               " steps that ended within this one's"
+                         : "its first step, which ended after this one's, so it ran partly alone";
+      line(("  job " + j.name).c_str(),
+           std::to_string(j.gpus) + " GPUs from GPU " + std::to_string(j.first_gpu) + ": step " +
+               format_time(j.step_s) + " beside this one, " + format_time(j.alone_s) + " alone (" +
+               (j.step_s >= j.alone_s ? "+" : "") + pct(j.step_s / j.alone_s - 1) + "; " + steps + ")");
+    }
+  }
   line("MFU", pct(m.mfu));
   line("HFU", pct(m.hfu));
   line("TFLOP/s per GPU (model)", num(m.tflops_per_gpu_model, 1));

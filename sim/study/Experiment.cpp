@@ -59,6 +59,33 @@ const Section& cluster_section()
               .counts("QPs"),
           K::section("background", "cluster.background",
                      "another tenant's steady traffic on the switch-to-switch cables"),
+          K::list("jobs", "other jobs on the same cluster, simulated with this one (section cluster.jobs, one per "
+                          "item)")
+              .of("cluster.jobs"),
+          K::choice("placement", "packed", {"packed", "interleaved"},
+                    "with jobs: packed gives each job its nodes in one run, this experiment's first; interleaved "
+                    "deals the nodes one at a time to each job in turn, so the jobs share leaves"),
+      }};
+  return s;
+}
+
+const Section& job_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "cluster.jobs",
+      "another job on the same cluster: it runs on whole nodes of it (cluster.placement), on the same platform and "
+      "fabric, and every rank of both is simulated together; its steps repeat back to back for as long as the "
+      "experiment's step runs",
+      {
+          K::string("name", "", "what the report calls it").computed("job N, its place in the list from 1"),
+          K::value("model", "a preset name, a mapping of dimensions, or {hf_config: FILE}").must(),
+          K::integer("gpus", 0, 1, 1 << 22, "GPUs (whole nodes)").must().counts("GPUs"),
+          K::section("training", "training", "its parallel layout, batch, precision, framework").must(),
+          K::number("phase", 0, 0, 0.999,
+                    "how far its steps trail the experiment's, as a share of its step alone: 0 starts both "
+                    "together, so two like jobs reduce their gradients at the same moments (the worst case)")
+              .counts("fraction"),
       }};
   return s;
 }
@@ -133,7 +160,7 @@ const Section& budget_section()
 
 std::vector<const Section*> all_sections()
 {
-  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &background_section(), &training_section(),
+  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &background_section(), &job_section(), &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &reliability_section(),   &reliability_fit_section(),
           &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
@@ -216,6 +243,12 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
     e.platform.fabric.background_tier = background_tier(bg.choice("tier"));
     e.where["cluster.background"] = b->where();
     bg.finish();
+  }
+  if (cluster.find("jobs")) { // the jobs themselves are read once the experiment's layout is known
+    e.placement = cluster.choice("placement");
+    e.where["cluster.placement"] = cluster.where("placement");
+  } else if (auto p = cluster.find("placement")) {
+    p->fail("cluster.placement places the jobs of cluster.jobs, and there are none", "cluster.jobs, or no placement");
   }
   cluster.finish();
 }
@@ -303,14 +336,9 @@ void resolve_defaults(ExperimentSpec& e)
     assume("sequence_parallel", t.sequence_parallel ? "true" : "false", "default");
 }
 
-} // namespace
-
-void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
+/// Model, layout and defaults of a job (the experiment itself, or one of its cluster.jobs).
+void read_job_training(const YamlNode& training, const Catalog& catalog, ExperimentSpec& e)
 {
-  YamlNode model = map.require("model");
-  e.model = parse_model(model, catalog.models_dir());
-  read_cluster(map, catalog, e);
-  YamlNode training = map.require("training");
   SourceMap where;
   e.training = parse_training(training, e.gpus, e.model, &where);
   e.training.frameworks = catalog.frameworks();
@@ -320,6 +348,58 @@ void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSp
   resolve_defaults(e);
   check_tp_overlap_sms(e);
   check_collective_algo(e.training.collective_algo, e.at("training.collective_algo"));
+}
+
+/// cluster.jobs: each a job of its own on the experiment's platform, on whole nodes.
+void read_jobs(const YamlNode& jobs, const Catalog& catalog, ExperimentSpec& e)
+{
+  if (!jobs.is_sequence())
+    jobs.fail("expected a list of jobs", "- {model: llama3-8b, gpus: 64, training: {tp: 1, dp: 64}}");
+  const int node = e.platform.node.gpus;
+  if (e.platform.node.nics == 0)
+    jobs.fail("cluster.jobs needs a scale-out fabric to share, and '" + e.platform.name + "' has no NICs",
+              "a platform with a fabric, or no jobs");
+  if (e.gpus % node != 0)
+    throw ConfigError(e.at("cluster.gpus"),
+                      "beside cluster.jobs the experiment runs on whole nodes, and " + std::to_string(e.gpus) +
+                          " GPUs are part of a " + std::to_string(node) + "-GPU node",
+                      "a multiple of " + std::to_string(node));
+  for (const YamlNode& item : jobs.items()) {
+    SectionReader map(item, job_section());
+    ExperimentSpec j;
+    j.file = e.file;
+    j.platform = e.platform;
+    j.name = map.has("name") ? map.string("name") : "job " + std::to_string(e.jobs.size() + 1);
+    j.model = parse_model(map.require("model"), catalog.models_dir());
+    YamlNode gpus = map.require("gpus");
+    j.gpus = static_cast<int>(map.integer("gpus"));
+    if (j.gpus % node != 0)
+      gpus.fail("a job beside the experiment runs on whole nodes, and " + std::to_string(j.gpus) +
+                    " GPUs are not whole " + std::to_string(node) + "-GPU nodes of '" + e.platform.name + "'",
+                "a multiple of " + std::to_string(node));
+    j.where["cluster.gpus"] = gpus.where();
+    j.where["cluster.jobs"] = item.where();
+    YamlNode training = map.require("training");
+    read_job_training(training, catalog, j);
+    j.phase = map.number("phase");
+    map.finish();
+    e.jobs.push_back(std::move(j));
+  }
+  e.where["cluster.jobs"] = jobs.where();
+}
+
+} // namespace
+
+void read_case_sections(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
+{
+  YamlNode model = map.require("model");
+  e.model = parse_model(model, catalog.models_dir());
+  read_cluster(map, catalog, e);
+  YamlNode training = map.require("training");
+  read_job_training(training, catalog, e);
+  SectionReader cluster(map.require("cluster"), cluster_section());
+  if (auto jobs = cluster.find("jobs"))
+    read_jobs(*jobs, catalog, e);
 }
 
 std::vector<ConfigWarning> experiment_warnings(const ExperimentSpec& e)
@@ -374,6 +454,10 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
                                     std::to_string(e.platform.fabric.qps_per_connection) + " queue pairs hashed apart",
                                 "engine: event, or qps_per_connection: 1");
     e.where["simulation.seeds"] = sm.where("seeds");
+    if (!e.jobs.empty() && (e.mode == "folded" || e.mode == "analytic"))
+      sm.require("mode").fail("mode: " + e.mode + " cannot share the cluster with cluster.jobs: the other jobs' flows "
+                              "reach every rank, so each is simulated with its own",
+                              "mode: auto or full, or no jobs");
     sm.finish();
   }
   if (auto b = top.find("budget")) {

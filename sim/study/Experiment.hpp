@@ -59,6 +59,13 @@ struct ExperimentSpec {
   SourceMap where;
   /// The defaults that can move the answer, each with its origin, in report order.
   std::vector<Assumption> assumptions;
+  /// cluster.jobs: the other jobs on the cluster, each on the platform with its model, GPUs and
+  /// training, placed on the whole nodes after this one's GPUs in list order (job_offsets).
+  std::vector<ExperimentSpec> jobs;
+  /// How the experiment and its jobs hold the cluster's nodes: "packed" or "interleaved" (job_gpus).
+  std::string placement = "packed";
+  /// As one of cluster.jobs: how far its steps trail the experiment's, a share of its step alone.
+  double phase = 0;
 
   /// The position of a key, or of the file when it was not written (or built in code).
   SourceLocation at(const std::string& key) const;
@@ -71,6 +78,7 @@ const std::vector<std::string>& engine_names();
 const Section& experiment_section();
 const Section& cluster_section();
 const Section& background_section();
+const Section& job_section();
 const Section& baseline_section();
 const Section& simulation_section();
 const Section& budget_section();

@@ -92,6 +92,11 @@ const std::vector<Metric>& report_metrics()
 {
   static const std::vector<Metric> table{
       step("step_time_s", "s", "time of one optimizer step (the slowest rank's)", &RunMetrics::step_time_s),
+      step("alone_step_time_s", "s",
+           "the step alone on its cluster: with cluster.jobs, simulated without them; else step_time_s",
+           &RunMetrics::alone_step_s),
+      derived("shared_slowdown", "1", "step_time_s / alone_step_time_s - 1: what the jobs of cluster.jobs cost it",
+              [](const RunMetrics& m) { return m.alone_step_s > 0 ? m.step_time_s / m.alone_step_s - 1 : 0.0; }),
       derived("exposed_comm_s", "s", "communication the critical rank waited for: the breakdown's exposed terms",
               [](const RunMetrics& m) { return m.breakdown.exposed_comm(); }),
       step("mfu", "1", "model FLOPs per step / (step time x GPUs x the precision's dense peak)", &RunMetrics::mfu),

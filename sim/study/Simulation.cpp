@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <cstdio>
 #include <sstream>
@@ -107,10 +108,13 @@ ModeChoice choose_mode(const ExperimentSpec& e)
 }
 
 /// Every collective of the step has a plan: an algorithm forced by training.collective_algo
-/// that cannot run one of them is the experiment's error, at that key.
-void plan_collectives(const Workload& w, CollectiveEngine& engine, const ExperimentSpec& e)
+/// that cannot run one of them is the experiment's error, at that key. `from`: the first call
+/// of `e`'s (a shared cluster plans each job's calls with its own key).
+void plan_collectives(const Workload& w, CollectiveEngine& engine, const ExperimentSpec& e, std::uint32_t from = 0,
+                      std::uint32_t to = static_cast<std::uint32_t>(-1))
 {
-  for (std::uint32_t call = 0; call < w.collectives().size(); ++call) {
+  to = std::min(to, static_cast<std::uint32_t>(w.collectives().size()));
+  for (std::uint32_t call = from; call < to; ++call) {
     try {
       engine.plan(w, call);
     } catch (const std::invalid_argument& err) {
@@ -177,6 +181,7 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   m.mode_reason = mode.reason;
   m.stats = res.stats;
   m.step_time_s = res.makespan;
+  m.alone_step_s = res.makespan; // a shared cluster's run sets its own
   m.model_flops_per_step = cost.model_flops_per_step();
   m.hardware_flops_per_step = cost.hardware_flops_per_step();
   m.params = e.model.total_params();
@@ -214,10 +219,27 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   return m;
 }
 
+/// Runs a step on the experiment's engine (the event engine, or SimGrid's actors).
+ExecutionResult run_step(const Workload& w, CollectiveEngine& collectives, const ClusterGraph& cluster,
+                         const ExperimentSpec& e)
+{
+  const double speed = e.platform.node.gpu.peak(e.training.precision);
+  if (e.engine == "simgrid") {
+    SimPlatform platform(cluster, speed);
+    return execute(w, platform, collectives);
+  }
+  return execute_events(w, collectives, speed);
+}
+
+RunMetrics simulate_shared(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace,
+                           ExecutionResult* result);
+
 } // namespace
 
 RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace, ExecutionResult* result)
 {
+  if (!e.jobs.empty())
+    return simulate_shared(e, catalog, trace, result);
   // fewer GPUs than a node: one node, the rest of its GPUs idle
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
   apply_link_faults(e.faults, cluster);
@@ -248,16 +270,8 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceReques
       plan_collectives(plan.workload, collectives, e);
     }
   }
-  ExecutionResult res;
-  const double speed = e.platform.node.gpu.peak(e.training.precision);
-  if (mode.analytic) {
-    res = evaluate_contention_free(plan.workload, collectives);
-  } else if (e.engine == "simgrid") {
-    SimPlatform platform(cluster, speed);
-    res = execute(plan.workload, platform, collectives);
-  } else {
-    res = execute_events(plan.workload, collectives, speed);
-  }
+  ExecutionResult res = mode.analytic ? evaluate_contention_free(plan.workload, collectives)
+                                      : run_step(plan.workload, collectives, cluster, e);
   RunMetrics m = metrics_of(e, cost, plan, res, mode);
   m.engine = mode.analytic ? "timeline" : e.engine;
   m.network = network_load(plan.workload, collectives, m.step_time_s);
@@ -274,10 +288,248 @@ RunMetrics simulate_isolated(const ExperimentSpec& e, const Catalog& catalog)
   return metrics_from_json(Json::parse(out));
 }
 
+std::vector<std::vector<std::uint32_t>> job_gpus(const ExperimentSpec& e)
+{
+  const int node = e.platform.node.gpus;
+  std::vector<int> left{(e.gpus + node - 1) / node}; // nodes each job still needs
+  for (const ExperimentSpec& j : e.jobs)
+    left.push_back((j.gpus + node - 1) / node);
+  std::vector<std::vector<std::uint32_t>> out(left.size());
+  std::uint32_t next = 0; // the next free node
+  auto take = [&](std::size_t job) {
+    for (int g = 0; g < node; ++g)
+      out[job].push_back(next * static_cast<std::uint32_t>(node) + static_cast<std::uint32_t>(g));
+    ++next;
+    --left[job];
+  };
+  if (e.placement == "interleaved") {
+    for (bool any = true; any;) {
+      any = false;
+      for (std::size_t job = 0; job < left.size(); ++job)
+        if (left[job] > 0) {
+          take(job);
+          any = true;
+        }
+    }
+  } else {
+    for (std::size_t job = 0; job < left.size(); ++job)
+      while (left[job] > 0)
+        take(job);
+  }
+  out[0].resize(static_cast<std::size_t>(e.gpus));
+  for (std::size_t job = 1; job < out.size(); ++job)
+    out[job].resize(static_cast<std::size_t>(e.jobs[job - 1].gpus));
+  return out;
+}
+
+namespace {
+
+double last_end(const ExecutionResult& r, TaskId from, TaskId to)
+{
+  double t = 0;
+  for (TaskId id = from; id < to; ++id)
+    t = std::max(t, r.end[id]);
+  return t;
+}
+
+/// The GPUs of a shared cluster: one past the highest any job holds.
+int cluster_gpus(const std::vector<std::vector<std::uint32_t>>& gpus)
+{
+  std::uint32_t n = 0;
+  for (const auto& job : gpus)
+    for (auto g : job)
+      n = std::max(n, g + 1);
+  return static_cast<int>(n);
+}
+
+/// A job of cluster.jobs on the experiment's platform and engine.
+ExperimentSpec job_spec(const ExperimentSpec& e, const ExperimentSpec& job)
+{
+  ExperimentSpec j = job;
+  j.platform = e.platform; // a seed or routing set after parsing (simulation.seeds) holds for every job
+  j.engine = e.engine;
+  j.max_tasks = e.max_tasks;
+  return j;
+}
+
+/// Appends `steps` steps of a job on `gpus` (one per rank), after a wait of `delay` seconds
+/// on each of its ranks; returns each step's first task, then the end of the last.
+std::vector<TaskId> append_steps(Workload& all, const Workload& step, int steps,
+                                 const std::vector<std::uint32_t>& gpus, double delay, const ExperimentSpec& e)
+{
+  const double tasks = static_cast<double>(all.tasks().size()) + static_cast<double>(step.tasks().size()) * steps;
+  if (tasks > static_cast<double>(e.max_tasks))
+    throw ConfigError(e.at("cluster.jobs"),
+                      "the step beside " + std::to_string(steps) + " steps of another job is " +
+                          std::to_string(static_cast<long long>(tasks)) + " tasks to simulate, more than the " +
+                          std::to_string(e.max_tasks) + " of simulation.max_tasks",
+                      "a job whose step is closer to the experiment's, or simulation.max_tasks: " +
+                          std::to_string(static_cast<long long>(tasks)));
+  if (delay > 0) {
+    Workload wait(step.ranks());
+    for (std::uint32_t r = 0; r < step.ranks(); ++r)
+      wait.add_compute(r, delay, {Category::other, "phase", -1, -1}, {});
+    all.append(wait, gpus);
+  }
+  std::vector<TaskId> out;
+  for (int k = 0; k < steps; ++k)
+    out.push_back(all.append(step, gpus));
+  out.push_back(static_cast<TaskId>(all.tasks().size()));
+  return out;
+}
+
+/// The jobs of one shared cluster, built on its whole graph: the experiment's step (when `own`)
+/// and `jobs[i].steps` steps of each job i (none when 0), each on its GPUs (job_gpus).
+struct SharedStep {
+  std::vector<std::vector<std::uint32_t>> gpus; ///< job_gpus
+  ClusterGraph cluster;
+  std::optional<StepPlan> plan; ///< the experiment's step, when it is on the cluster
+  Workload all;
+  std::vector<std::vector<TaskId>> steps; ///< per job: each step's first task, then the end
+  ExecutionResult res;
+
+  SharedStep(const ExperimentSpec& e, const Catalog& catalog, bool own, const std::vector<SharedJob>& jobs)
+      : gpus(job_gpus(e)), cluster(ClusterGraph::build(e.platform, cluster_gpus(gpus)))
+  {
+    apply_link_faults(e.faults, cluster);
+    const int domain = cluster.gpus_per_domain();
+    if (own) {
+      CostModel cost(e.model, e.training, e.platform.node.gpu);
+      check_step_size(e, cost, 0, domain);
+      plan = build_step(cost, 0, domain);
+      apply_compute_faults(e.faults, e, plan->workload,
+                           [domain](const CostModel& c) { return build_step(c, 0, domain).workload; });
+      all.append(plan->workload, gpus[0]);
+    }
+    std::vector<std::uint32_t> calls{static_cast<std::uint32_t>(all.collectives().size())};
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      steps.emplace_back();
+      if (jobs[i].steps > 0) {
+        const ExperimentSpec j = job_spec(e, e.jobs[i]);
+        CostModel c(j.model, j.training, j.platform.node.gpu);
+        check_step_size(j, c, 0, domain);
+        steps.back() = append_steps(all, build_step(c, 0, domain).workload, jobs[i].steps, gpus[i + 1],
+                                    jobs[i].delay_s, e);
+      }
+      calls.push_back(static_cast<std::uint32_t>(all.collectives().size()));
+    }
+    CollectiveEngine collectives(cluster, catalog.protocols());
+    plan_collectives(all, collectives, e, 0, calls[0]);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      plan_collectives(all, collectives, e.jobs[i], calls[i], calls[i + 1]);
+    res = run_step(all, collectives, cluster, e);
+    network = network_load(all, collectives, res.makespan);
+  }
+
+  std::vector<TierLoad> network;
+
+  /// When step `k` of job `i` ended (its phase's wait not counted).
+  double step_end(std::size_t i, int k, double delay) const
+  {
+    const auto at = static_cast<std::size_t>(k);
+    return last_end(res, steps[i][at], steps[i][at + 1]) - delay;
+  }
+};
+
+/// Each job's step ends alone on the cluster (in a child: SimGrid runs once per process), as
+/// "E1 E2 ..." per job, one line each.
+std::vector<std::vector<double>> alone_step_ends(const ExperimentSpec& e, const Catalog& catalog,
+                                                 const std::vector<SharedJob>& jobs)
+{
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::vector<SharedJob> only(jobs.size());
+    only[i] = jobs[i];
+    std::istringstream in(run_isolated([&] {
+      SharedStep alone(e, catalog, false, only);
+      std::ostringstream o;
+      o.precision(17);
+      for (int k = 0; k < jobs[i].steps; ++k)
+        o << alone.step_end(i, k, jobs[i].delay_s) << " ";
+      return o.str();
+    }));
+    out.emplace_back();
+    for (double t = 0; in >> t;)
+      out.back().push_back(t);
+  }
+  return out;
+}
+
+/// The experiment beside cluster.jobs: every job on its own nodes of one cluster graph, all
+/// simulated together. Each job's steps repeat back to back (a stream's next step follows its
+/// last, as on a GPU), enough to cover the experiment's step alone 1.5 times and one more, so
+/// the experiment runs beside them throughout. The report is the experiment's; each job gets
+/// its mean step over those of its steps that ended within the experiment's. Both are compared
+/// with the same steps alone on the same cluster graph, in children.
+RunMetrics simulate_shared(const ExperimentSpec& e, const Catalog& catalog, TraceRequest* trace,
+                           ExecutionResult* result)
+{
+  const auto gpus = job_gpus(e);
+  ExperimentSpec own = e;
+  own.jobs.clear();
+  const double hint = simulate_isolated(own, catalog).step_time_s; // on its own nodes: sizes the jobs' steps
+  std::vector<SharedJob> jobs;
+  for (std::size_t i = 0; i < e.jobs.size(); ++i) {
+    const ExperimentSpec j = job_spec(e, e.jobs[i]);
+    SharedJob s;
+    s.name = j.name;
+    s.gpus = j.gpus;
+    s.first_gpu = static_cast<int>(gpus[i + 1].front());
+    const double step = simulate_isolated(j, catalog).step_time_s;
+    s.delay_s = j.phase * step;
+    s.steps = static_cast<int>(std::ceil(1.5 * hint / step)) + 1;
+    jobs.push_back(s);
+  }
+  const double own_alone = std::stod(run_isolated([&] {
+    SharedStep alone(e, catalog, true, std::vector<SharedJob>(jobs.size()));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", alone.res.makespan);
+    return std::string(buf);
+  }));
+  const auto alone = alone_step_ends(e, catalog, jobs);
+  SharedStep run(e, catalog, true, jobs);
+  const auto own_tasks = static_cast<std::ptrdiff_t>(run.plan->workload.tasks().size());
+  ExecutionResult mine;
+  mine.start.assign(run.res.start.begin(), run.res.start.begin() + own_tasks);
+  mine.end.assign(run.res.end.begin(), run.res.end.begin() + own_tasks);
+  mine.makespan = last_end(run.res, 0, static_cast<TaskId>(own_tasks));
+  mine.stats = run.res.stats;
+  int others = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    SharedJob& s = jobs[i];
+    others += s.gpus;
+    while (s.measured < s.steps && run.step_end(i, s.measured, 0) <= mine.makespan)
+      ++s.measured;
+    const int k = std::max(s.measured, 1); // none ended within: its first step
+    s.step_s = run.step_end(i, k - 1, s.delay_s) / k;
+    s.alone_s = alone[i].at(static_cast<std::size_t>(k - 1)) / k;
+  }
+  ModeChoice mode;
+  mode.name = "full";
+  mode.reason = "every rank simulated: the cluster is shared with " + std::to_string(jobs.size()) + " other job" +
+                (jobs.size() > 1 ? "s" : "") + " on " + std::to_string(others) + " GPUs (" + e.placement +
+                " nodes), whose flows reach every rank";
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  RunMetrics m = metrics_of(e, cost, *run.plan, mine, mode);
+  m.engine = e.engine;
+  m.tasks = run.all.tasks().size();
+  m.network = run.network;
+  m.alone_step_s = own_alone;
+  m.jobs = std::move(jobs);
+  if (trace)
+    trace->json = chrome_trace(run.plan->workload, mine, run.cluster, e.name, *trace);
+  if (result)
+    *result = std::move(run.res);
+  return m;
+}
+
+} // namespace
+
 ExperimentSpec baseline_of(const ExperimentSpec& e)
 {
   ExperimentSpec b = e;
-  b.faults = FaultSpec{}; // scaling is measured against a healthy baseline
+  b.faults = FaultSpec{}; // scaling is measured against a healthy baseline, alone on its cluster
+  b.jobs.clear();
   // whole replicas, each holding whole expert-parallel groups: tp·cp·dp a multiple of ep·etp
   const int ee = e.training.ep * e.training.etp;
   const int mp = e.training.model_parallel() * (ee / std::gcd(e.training.tp * e.training.cp, ee));
@@ -442,6 +694,19 @@ Json to_json(const RunMetrics& m)
                             {"busiest_link", l.busiest_link},
                             {"mean_load", l.mean_load},
                             {"background_load", l.background}});
+  if (!m.jobs.empty()) {
+    Json jobs = Json::array();
+    for (const SharedJob& s : m.jobs)
+      jobs.push_back({{"name", s.name},
+                      {"gpus", s.gpus},
+                      {"first_gpu", s.first_gpu},
+                      {"delay_s", s.delay_s},
+                      {"steps", s.steps},
+                      {"measured_steps", s.measured},
+                      {"alone_step_time_s", s.alone_s},
+                      {"step_time_s", s.step_s}});
+    j["shared_jobs"] = jobs;
+  }
   if (m.seeds.count > 0) {
     Json band = {{"count", m.seeds.count}, {"first", m.seeds.first}, {"reported", m.seeds.reported}};
     for (const auto& [name, p] : m.seeds.metrics)
@@ -518,6 +783,11 @@ RunMetrics metrics_from_json(const Json& j)
     load.mean_load = n.at("mean_load");
     load.background = n.value("background_load", 0.0);
     m.network.push_back(load);
+  }
+  if (j.contains("shared_jobs")) {
+    for (const Json& x : j.at("shared_jobs"))
+      m.jobs.push_back({x.at("name"), x.at("gpus"), x.at("first_gpu"), x.at("delay_s"), x.at("steps"),
+                        x.at("measured_steps"), x.at("alone_step_time_s"), x.at("step_time_s")});
   }
   if (j.contains("seeds")) {
     const Json& band = j.at("seeds");

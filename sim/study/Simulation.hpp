@@ -31,6 +31,18 @@ struct SeedBand {
   std::vector<std::pair<std::string, Percentiles>> metrics; ///< step_time_s, mfu, then the breakdown's
 };
 
+/// A job of cluster.jobs as it ran beside the experiment.
+struct SharedJob {
+  std::string name;
+  int gpus = 0;
+  int first_gpu = 0;   ///< where its GPUs begin on the cluster
+  double delay_s = 0;  ///< its first step's start (its phase times its step alone)
+  int steps = 0;       ///< its steps simulated, back to back
+  int measured = 0;    ///< the steps that ended within the experiment's step (step_s is their mean)
+  double alone_s = 0;  ///< its step alone on the cluster
+  double step_s = 0;   ///< its mean step beside the experiment (its first step when none ended within it)
+};
+
 struct RunMetrics {
   std::string name;
   std::string platform;
@@ -77,7 +89,17 @@ struct RunMetrics {
   std::uint32_t simulated_ranks = 0;
   SeedBand seeds;
   std::vector<TierLoad> network; ///< per tier of links: how busy the step keeps them
+  /// The step alone on its cluster (with cluster.jobs, simulated without them; else the step).
+  double alone_step_s = 0;
+  /// cluster.jobs as they ran beside this step.
+  std::vector<SharedJob> jobs;
 };
+
+/// The GPU of each rank of each job on a shared cluster: [0] the experiment's, then each of
+/// `e.jobs` in order. Jobs hold whole nodes: `packed` gives each its nodes in one run, the
+/// experiment's first; `interleaved` deals the nodes one at a time to each job in turn that
+/// still needs one (a fragmented cluster, where jobs share leaves).
+std::vector<std::vector<std::uint32_t>> job_gpus(const ExperimentSpec& e);
 
 /// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it
 /// once per process). With `trace`, also writes there a Chrome/Perfetto trace of the step; with

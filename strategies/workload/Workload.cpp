@@ -207,6 +207,60 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
   return out;
 }
 
+TaskId Workload::append(const Workload& other, const std::vector<std::uint32_t>& gpu_of)
+{
+  if (!simulated_.empty() || !other.simulated_.empty())
+    throw std::logic_error("Workload::append: a folded workload cannot be appended to or appended");
+  if (gpu_of.size() != other.ranks_)
+    throw std::logic_error("Workload::append: a rank map of " + std::to_string(gpu_of.size()) + " ranks for " +
+                           std::to_string(other.ranks_));
+  const std::uint32_t ranks = gpu_of.empty() ? 0 : *std::max_element(gpu_of.begin(), gpu_of.end()) + 1;
+  if (ranks > ranks_) {
+    ranks_ = ranks;
+    programs_.resize(static_cast<std::size_t>(ranks_) * kStreamCount);
+    compute_stream_.resize(ranks_, kStreamCount);
+  }
+  const auto group0 = static_cast<std::uint32_t>(groups_.size());
+  for (const RankGroup& g : other.groups_) {
+    std::vector<std::uint32_t> members = g.ranks;
+    for (auto& r : members)
+      r = gpu_of[r];
+    groups_.push_back(RankGroup{std::move(members)});
+  }
+  std::vector<std::uint16_t> algos;
+  for (const auto& a : other.algo_names_)
+    algos.push_back(algo_index(a));
+  std::vector<std::uint8_t> names;
+  for (const auto& n : other.names_)
+    names.push_back(name_index(n));
+  const auto call0 = static_cast<std::uint32_t>(collectives_.size());
+  for (CollectiveCall c : other.collectives_) {
+    c.group += group0;
+    c.algo = algos[c.algo];
+    c.present = 0; // counted again as its tasks are pushed
+    collectives_.push_back(c);
+  }
+  const auto first = static_cast<TaskId>(tasks_.size());
+  TaskIds deps;
+  for (TaskId id = 0; id < other.tasks_.size(); ++id) {
+    Task t = other.tasks_[id];
+    t.rank = gpu_of[t.rank];
+    t.name = names[t.name];
+    if (t.kind == TaskKind::collective)
+      t.target += call0;
+    else if (t.kind != TaskKind::compute)
+      t.target += first;
+    deps.clear();
+    for (const TaskId* d = other.deps_begin(id); d != other.deps_end(id); ++d)
+      deps.push_back(*d + first);
+    push(t, deps);
+  }
+  for (TaskId s : other.sends_)
+    sends_.push_back(s + first);
+  has_host_ = has_host_ || other.has_host_;
+  return first;
+}
+
 std::size_t Workload::memory_bytes() const
 {
   std::size_t b =

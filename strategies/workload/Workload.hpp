@@ -193,6 +193,13 @@ public:
   std::vector<TaskId> add_collective(CollOp op, std::uint32_t group, double bytes, Stream stream, const Label& label,
                                      const std::vector<TaskIds>& deps, std::uint16_t algo = 0);
 
+  /// Appends every task of `other`, its rank r placed on rank `gpu_of[r]` of this workload:
+  /// another job placed on its GPUs of the cluster, or, appended again on the same GPUs, the
+  /// job's next step. Each stream's new tasks follow its old ones in order, as a job's next step
+  /// follows its last on a CUDA stream. Both workloads simulate every rank (none is folded).
+  /// Returns the id of the first appended task.
+  TaskId append(const Workload& other, const std::vector<std::uint32_t>& gpu_of);
+
   std::size_t memory_bytes() const;
 
   /// What-ifs on a built step (stragglers, jitter): a compute task's duration.

@@ -109,6 +109,10 @@ void exercise(const ExperimentSpec& e)
   cost.model_flops_per_step();
   cost.hardware_flops_per_step();
   baseline_of(e);
+  for (const ExperimentSpec& j : e.jobs)
+    CostModel(j.model, j.training, j.platform.node.gpu).peak_memory();
+  if (!e.jobs.empty())
+    job_gpus(e);
   const double work = static_cast<double>(e.training.micro_batches()) * (e.model.layers + 2) * e.training.vpp;
   if (work > 4096 || e.gpus > 512)
     return;
@@ -320,13 +324,19 @@ int results(const std::uint8_t* data, std::size_t size)
 }
 
 
-/// Small enough to simulate once per input: at most `gpus` GPUs in the job and in an NVLink
+/// Small enough to simulate once per input: at most `gpus` GPUs in the job (with its cluster.jobs) and in an NVLink
 /// domain (whose routes are tabled pair by pair), and at most `passes` layer passes.
 bool small_step(const ExperimentSpec& e, long long gpus, double passes)
 {
   const double work = static_cast<double>(e.training.micro_batches()) * (e.model.layers + 2) * e.training.vpp;
   const long long domain = static_cast<long long>(e.platform.node.gpus) * std::max(1, e.platform.node.domain_nodes);
-  return e.gpus <= gpus && domain <= gpus && work <= passes;
+  long long all = e.gpus;
+  for (const ExperimentSpec& j : e.jobs) {
+    if (!small_step(j, gpus, passes))
+      return false;
+    all += j.gpus;
+  }
+  return all <= gpus && domain <= gpus && work <= passes;
 }
 
 /// What every simulated step promises, whatever the input: a finite, positive step and MFU at
@@ -341,6 +351,13 @@ void check_step(const RunMetrics& m)
     bad("a step time that is not finite and positive");
   if (!(std::isfinite(m.mfu) && m.mfu > 0 && m.mfu <= 1))
     bad("an MFU outside (0, 1]");
+  if (!(std::isfinite(m.alone_step_s) && m.alone_step_s > 0))
+    bad("a step alone that is not finite and positive");
+  for (const SharedJob& j : m.jobs)
+    if (!(std::isfinite(j.step_s) && j.step_s > 0 && std::isfinite(j.alone_s) && j.alone_s > 0 &&
+          j.measured <= j.steps && j.steps > 0))
+      bad("job " + j.name + ": a step of " + std::to_string(j.step_s) + " s beside, " + std::to_string(j.alone_s) +
+          " s alone, " + std::to_string(j.measured) + " of " + std::to_string(j.steps) + " steps measured");
   const Breakdown& b = m.breakdown;
   const double sum = b.compute + b.recompute + b.exposed_tp + b.exposed_cp + b.exposed_ep + b.exposed_pp +
                      b.exposed_dp + b.bubble + b.optimizer + b.host + b.other;
