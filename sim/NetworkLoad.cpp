@@ -1,5 +1,6 @@
 #include "NetworkLoad.hpp"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -71,6 +72,31 @@ std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collecti
     if (l.links > 0)
       out.push_back(l);
   }
+  return out;
+}
+
+CommTime comm_time(const Workload& w, const ExecutionResult& r, CollectiveEngine& collectives, std::uint32_t rank)
+{
+  CommTime out;
+  for (int s = 0; s < kStreamCount; ++s)
+    for (TaskId id : w.program(rank, static_cast<Stream>(s))) {
+      const Task& t = w.task(id);
+      double idle = 0;
+      if (t.kind == TaskKind::collective)
+        idle = collectives.plan(w, t.target).predicted_s;
+      else if (t.kind == TaskKind::send)
+        idle = collectives.p2p_predicted(static_cast<int>(t.rank), static_cast<int>(w.task(t.target).rank), t.amount);
+      else if (t.kind == TaskKind::recv)
+        idle = collectives.p2p_predicted(static_cast<int>(w.task(t.target).rank), static_cast<int>(t.rank), t.amount);
+      else
+        continue;
+      const double ran = r.end[id] - r.start[id];
+      out.ran += ran;
+      out.idle += idle;
+      // a call run as a delay of its idle time differs from it only by rounding: not slowed
+      if (ran - idle > 1e-9 * idle)
+        out.slowed += ran - idle;
+    }
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
+#include "Executor.hpp"
 #include "Workload.hpp"
 
 #include <string>
@@ -28,5 +29,17 @@ struct TierLoad {
 
 /// Per tier that the cluster has, in LinkTier order. `collectives` holds the step's plans.
 std::vector<TierLoad> network_load(const Workload& w, CollectiveEngine& collectives, double step_s);
+
+/// One rank's communication in a simulated step: each collective (from every member's arrival)
+/// and each transfer (from both sides' arrival) it took part in, timed as it ran and as it
+/// would run alone on the fabric (the collective's plan, the transfer's path: its own flows
+/// only, so ECMP's collisions among them count, and a background's share stays taken). They
+/// overlap on the rank's streams, so the sums can exceed the step.
+struct CommTime {
+  double ran = 0;     ///< s, summed
+  double idle = 0;    ///< s, summed, each alone on the fabric
+  double slowed = 0;  ///< s, summed: each one's time beyond its time alone (links shared with other flows)
+};
+CommTime comm_time(const Workload& w, const ExecutionResult& r, CollectiveEngine& collectives, std::uint32_t rank);
 
 } // namespace clustersim

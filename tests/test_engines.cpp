@@ -6,6 +6,7 @@
 #include "Experiment.hpp"
 #include "Isolated.hpp"
 #include "MaxMinNetwork.hpp"
+#include "Metrics.hpp"
 #include "Random.hpp"
 #include "Simulation.hpp"
 #include "Validation.hpp"
@@ -515,6 +516,28 @@ training: {tp: 2, pp: 2, zero: 1, micro_batch: 1, global_batch: 64, sequence_par
   CHECK(c.mode == "full");
   CHECK(c.flows > 1000);
   check_same(c);
+}
+
+TEST_CASE("a rank's communication is slowed only where its flows share links: none in the contention-free evaluation, some on hashed 2:1 up-links")
+{
+  const std::string yaml = R"(
+name: comm
+model: gpt3-1.3b
+cluster: {platform: dgx-h100-fattree-2to1, gpus: 64, routing: ecmp}
+training: {tp: 2, pp: 2, zero: 1, micro_batch: 1, global_batch: 64, sequence_parallel: true, overlap: {grad_reduce: true}}
+simulation: {mode: )";
+  const RunMetrics free = simulate_isolated(experiment(yaml + "analytic}\n"), catalog());
+  const RunMetrics full = simulate_isolated(experiment(yaml + "full}\n"), catalog());
+  CHECK(free.comm_s > 0);
+  CHECK(free.comm_s == doctest::Approx(free.comm_idle_s).epsilon(1e-9));
+  CHECK(free.comm_slowed_s == 0.0);
+  // the same calls alone on the fabric: the same idle time; run together, some take longer
+  CHECK(full.comm_idle_s == doctest::Approx(free.comm_idle_s).epsilon(1e-9));
+  CHECK(full.comm_slowed_s > 0.1 * full.comm_idle_s);
+  CHECK(full.comm_s >= full.comm_idle_s + full.comm_slowed_s - 1e-12);
+  const Metric* share = find_metric("network_bound_share");
+  REQUIRE(share != nullptr);
+  CHECK(share->get(full) == doctest::Approx(full.breakdown.exposed_comm() / full.step_time_s));
 }
 
 TEST_CASE("engines agree: static (D-mod-k) routing with a failed cable, and adaptive routing, on the 2:1 fat-tree")

@@ -341,6 +341,17 @@ TEST_CASE("study fabric-shared: a background on the leaf-spine cables slows the 
   for (double load : loads)
     CHECK(step.at({"ecmp", load}) - step.at({"ecmp", 0.0}) >= step.at({"ideal", load}) - step.at({"ideal", 0.0}));
   CHECK(step.at({"ecmp", 0.75}) > 1.1 * step.at({"ecmp", 0.0}));
+  // the background slows the rank's collectives and transfers more at every load
+  for (const char* routing : {"ideal", "ecmp"}) {
+    std::vector<double> slowed;
+    for (const auto& r : s.rows)
+      if (r.at("cluster.routing") == routing)
+        slowed.push_back(num(r, "comm_slowed_s"));
+    REQUIRE(slowed.size() == 4);
+    CAPTURE(routing);
+    for (std::size_t i = 1; i < slowed.size(); ++i)
+      CHECK(slowed[i] > slowed[i - 1]);
+  }
 }
 
 TEST_CASE("study fabric-jobs: a second job slows the first only where they share cables, under ECMP, on interleaved nodes")
@@ -363,4 +374,6 @@ TEST_CASE("study fabric-jobs: a second job slows the first only where they share
   const json& hit = at.at({"ecmp", "interleaved"});
   CHECK(num(hit, "shared_slowdown") > 0.02);
   CHECK(num(hit, "exposed_dp_s") > 2 * num(at.at({"ecmp", "packed"}), "exposed_dp_s"));
+  // its collectives and transfers: slowed by the other job's flows where they share cables
+  CHECK(num(hit, "comm_slowed_s") > 10 * num(at.at({"ecmp", "packed"}), "comm_slowed_s"));
 }

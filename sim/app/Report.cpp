@@ -152,6 +152,15 @@ std::string format_where(const RunMetrics& m)
                   format_time(l.host).c_str());
     o << buf;
   }
+  if (m.comm_s > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  its collectives and transfers, summed (they overlap): %s, %s of it as each would run alone on "
+                  "the fabric, %s slowed by links shared with other flows; waiting for them: %.1f %% of the step\n",
+                  format_time(m.comm_s).c_str(), format_time(m.comm_idle_s).c_str(),
+                  format_time(m.comm_slowed_s).c_str(),
+                  m.step_time_s > 0 ? 100 * m.breakdown.exposed_comm() / m.step_time_s : 0.0);
+    o << buf;
+  }
   if (!m.network.empty()) {
     o << "\n  link load (bytes moved / what the link could move in the step)\n";
     for (const TierLoad& l : m.network) {

@@ -99,6 +99,21 @@ const std::vector<Metric>& report_metrics()
               [](const RunMetrics& m) { return m.alone_step_s > 0 ? m.step_time_s / m.alone_step_s - 1 : 0.0; }),
       derived("exposed_comm_s", "s", "communication the critical rank waited for: the breakdown's exposed terms",
               [](const RunMetrics& m) { return m.breakdown.exposed_comm(); }),
+      derived("network_bound_share", "1", "exposed_comm_s / step_time_s: the share of the step the critical rank "
+                                          "waited for communication",
+              [](const RunMetrics& m) { return m.step_time_s > 0 ? m.breakdown.exposed_comm() / m.step_time_s : 0.0; }),
+      step("comm_s", "s",
+           "the critical rank's collectives (from every member's arrival) and transfers (from both sides'), "
+           "summed: they overlap, so the sum can exceed the step",
+           &RunMetrics::comm_s),
+      step("comm_idle_s", "s",
+           "the same collectives and transfers, each timed alone on the fabric (its own flows only; a "
+           "background's share stays taken), summed",
+           &RunMetrics::comm_idle_s),
+      step("comm_slowed_s", "s",
+           "each of those collectives and transfers: its time beyond its time alone, from links it shared with "
+           "other flows of the step or of other jobs, summed",
+           &RunMetrics::comm_slowed_s),
       step("mfu", "1", "model FLOPs per step / (step time x GPUs x the precision's dense peak)", &RunMetrics::mfu),
       step("hfu", "1", "as mfu, with the recomputed FLOPs counted", &RunMetrics::hfu),
       step("tokens_per_s", "tokens/s", "global batch x sequence length / step time", &RunMetrics::tokens_per_s),

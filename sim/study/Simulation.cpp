@@ -219,6 +219,13 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   return m;
 }
 
+void set_comm(RunMetrics& m, const CommTime& c)
+{
+  m.comm_s = c.ran;
+  m.comm_idle_s = c.idle;
+  m.comm_slowed_s = c.slowed;
+}
+
 /// Runs a step on the experiment's engine (the event engine, or SimGrid's actors).
 ExecutionResult run_step(const Workload& w, CollectiveEngine& collectives, const ClusterGraph& cluster,
                          const ExperimentSpec& e)
@@ -273,6 +280,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceReques
   ExecutionResult res = mode.analytic ? evaluate_contention_free(plan.workload, collectives)
                                       : run_step(plan.workload, collectives, cluster, e);
   RunMetrics m = metrics_of(e, cost, plan, res, mode);
+  set_comm(m, comm_time(plan.workload, res, collectives, m.breakdown.rank));
   m.engine = mode.analytic ? "timeline" : e.engine;
   m.network = network_load(plan.workload, collectives, m.step_time_s);
   if (trace)
@@ -413,15 +421,14 @@ struct SharedStep {
       }
       calls.push_back(static_cast<std::uint32_t>(all.collectives().size()));
     }
-    CollectiveEngine collectives(cluster, catalog.protocols());
-    plan_collectives(all, collectives, e, 0, calls[0]);
+    collectives.emplace(cluster, catalog.protocols());
+    plan_collectives(all, *collectives, e, 0, calls[0]);
     for (std::size_t i = 0; i < jobs.size(); ++i)
-      plan_collectives(all, collectives, e.jobs[i], calls[i], calls[i + 1]);
-    res = run_step(all, collectives, cluster, e);
-    network = network_load(all, collectives, res.makespan);
+      plan_collectives(all, *collectives, e.jobs[i], calls[i], calls[i + 1]);
+    res = run_step(all, *collectives, cluster, e);
   }
 
-  std::vector<TierLoad> network;
+  std::optional<CollectiveEngine> collectives; ///< after the link faults; holds the step's plans
 
   /// When step `k` of job `i` ended (its phase's wait not counted).
   double step_end(std::size_t i, int k, double delay) const
@@ -513,7 +520,8 @@ RunMetrics simulate_shared(const ExperimentSpec& e, const Catalog& catalog, Trac
   RunMetrics m = metrics_of(e, cost, *run.plan, mine, mode);
   m.engine = e.engine;
   m.tasks = run.all.tasks().size();
-  m.network = run.network;
+  m.network = network_load(run.all, *run.collectives, run.res.makespan);
+  set_comm(m, comm_time(run.all, run.res, *run.collectives, run.gpus[0][m.breakdown.rank]));
   m.alone_step_s = own_alone;
   m.jobs = std::move(jobs);
   if (trace)

@@ -60,6 +60,11 @@ struct RunMetrics {
   double tflops_per_gpu_model = 0;
   double tflops_per_gpu_hardware = 0;
   double scaling_efficiency = 1;
+  /// The critical rank's collectives and transfers (NetworkLoad.hpp's CommTime): as they ran, on
+  /// idle links, and their time beyond that (shared links), each summed.
+  double comm_s = 0;
+  double comm_idle_s = 0;
+  double comm_slowed_s = 0;
   int baseline_gpus = 0;
 
   // what a token budget costs at this throughput
