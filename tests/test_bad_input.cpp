@@ -600,6 +600,21 @@ TEST_CASE("a background: its load a share below 1, its tier one of three, a mapp
   CHECK(run_cli("run " + f).exit_code == 0);
 }
 
+TEST_CASE("a platform's fabric.background: the same checks, at the platform file's line")
+{
+  std::string p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {load: 1.5}");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "1.5 is out of range; valid: a number from 0 to 0.99");
+  expect_error("collective --op all_reduce --platform " + p + " --gpus 16 --sizes 1MiB", p + ":35:", "out of range");
+  p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {load: 0.2, tier: core}");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "leaf-up, spine-up, all");
+  p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {tier: all}");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "load");
+  p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: [0.2]");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "");
+  p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {load: 0.2, tier: all, x: 1}");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "unknown key 'x'");
+}
+
 TEST_CASE("other jobs on the cluster: a list of whole-node jobs with a model, GPUs and a layout, beside a full simulation")
 {
   const std::string t = "{tp: 1, pp: 1, micro_batch: 1, global_batch: 16}";

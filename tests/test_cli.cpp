@@ -230,6 +230,45 @@ TEST_CASE("collective --format nccl-tests prints nccl-tests' own columns, so its
   CHECK(bad.err == "command line: --format: unknown output format 'nccl'; valid: table, nccl-tests\n");
 }
 
+TEST_CASE("a platform's fabric.background: the platform says it, a collective across leaves slows, and an experiment on it matches one with cluster.background")
+{
+  std::string text = read_file(source_path("platforms/dgx-h100-fattree-2to1.yaml"));
+  const std::string from = "  link_latency: 0.025us\n";
+  const auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  const std::string plain = write_temp("bg0.yaml", std::string(text).replace(pos, from.size(), from + "  routing: ecmp\n"));
+  const std::string busy = write_temp(
+      "bg1.yaml", std::string(text).replace(pos, from.size(), from + "  routing: ecmp\n  background: {load: 0.5, tier: leaf-up}\n"));
+  auto show = run_cli("platform show " + busy + " --gpus 128");
+  REQUIRE_MESSAGE(show.exit_code == 0, show.err);
+  CHECK(show.out.find("50 % of every leaf-up switch-to-switch cable") != std::string::npos);
+  CHECK(run_cli("platform show " + plain + " --gpus 128").out.find("held by another tenant") == std::string::npos);
+  auto busbw = [](const std::string& platform) {
+    auto r = run_cli("collective --op all_reduce --platform " + platform + " --gpus 128 --sizes 1GiB --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)[0]["busbw_GBps"].get<double>();
+  };
+  const double free_bw = busbw(plain), shared_bw = busbw(busy);
+  CHECK(shared_bw < 0.8 * free_bw); // hashed flows on half the up-link rate
+  CHECK(shared_bw > 0.3 * free_bw);
+  // the platform's background and the experiment's are one mechanism: the same step
+  auto step = [](const std::string& name, const std::string& cluster) {
+    const std::string f = write_temp(name, "name: x\nmodel: gpt3-1.3b\ncluster: " + cluster +
+                                               "\ntraining: {dp: 64, micro_batch: 1, global_batch: 64}\n"
+                                               "simulation: {mode: full}\n");
+    auto r = run_cli("run " + f + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)["step_time_s"].get<double>();
+  };
+  const double on_platform = step("bgp.yaml", "{platform: " + busy + ", gpus: 64}");
+  const double in_cluster = step("bgc.yaml", "{platform: " + plain + ", gpus: 64, background: {load: 0.5, tier: leaf-up}}");
+  const double none = step("bgn.yaml", "{platform: " + plain + ", gpus: 64}");
+  CHECK(on_platform == in_cluster);
+  CHECK(on_platform > none);
+  // an experiment's background overrides the platform's
+  CHECK(step("bgo.yaml", "{platform: " + busy + ", gpus: 64, background: {load: 0}}") == none);
+}
+
 TEST_CASE("counts, sizes and ratios as users type them: 1T tokens, nccl-tests' 8G, a 2:1 leaf, a 15T budget")
 {
   auto est = [](const std::string& tokens) {

@@ -212,8 +212,36 @@ const Section& fabric_section()
                     "adaptive: the share of the switch-to-switch cables' rate delivered (NVIDIA, Spectrum-X at "
                     "xAI Colossus, Oct 2024: 95 %)")
               .counts("fraction"),
+          K::section("background", "platform.fabric.background",
+                     "another tenant's steady traffic on the switch-to-switch cables (an experiment's "
+                     "cluster.background overrides it)"),
       }};
   return s;
+}
+
+const Section& background_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "platform.fabric.background",
+      "another tenant's steady traffic on the fabric's switch-to-switch cables (a job beside this one, "
+      "storage): it holds its share of every cable of its tier, in each direction, and the job's flows share "
+      "what is left",
+      {
+          K::number("load", 0, 0, 0.99, "the share of each cable's rate the background holds").must().counts("fraction"),
+          K::choice("tier", "all", background_tier_names(),
+                    "leaf-up: a leaf's cables to the tier above (and back down); spine-up: an aggregation switch's "
+                    "cables to the cores (three-level fabrics); all: both"),
+      }};
+  return s;
+}
+
+void read_background(const Layers& yaml, FabricSpec& fabric)
+{
+  SectionReader bg(yaml, background_section(), "fabric.background");
+  fabric.background_load = bg.number("load");
+  fabric.background_tier = background_tier(bg.choice("tier"));
+  bg.finish();
 }
 
 const Section& cost_section()
@@ -440,6 +468,8 @@ void read_fabric(const Layers& yaml, PlatformSpec& p)
   p.fabric.seed = static_cast<std::uint32_t>(m.integer("seed"));
   p.fabric.adaptive_efficiency = m.number("adaptive_efficiency");
   p.fabric.qps_per_connection = static_cast<int>(m.integer("qps_per_connection"));
+  if (m.has("background"))
+    read_background(m.layers("background"), p.fabric);
   if ((p.fabric.kind == FabricKind::rail_optimized || p.fabric.kind == FabricKind::rail_only) &&
       p.node.nics != p.node.gpus)
     m.require("kind").fail(std::string(to_string(p.fabric.kind)) + " needs one NIC per GPU (node has " +

@@ -142,6 +142,10 @@ const Section& scale_up_section();
 const Section& pcie_section();
 const Section& nics_section();
 const Section& fabric_section();
+/// fabric.background (and an experiment's cluster.background): load and tier.
+const Section& background_section();
+/// Reads a background's load and tier into `fabric`.
+void read_background(const Layers& yaml, FabricSpec& fabric);
 const Section& cost_section();
 
 /// Reads a platform file; its GPU is a catalog id of `gpus`, described inline, or a catalog

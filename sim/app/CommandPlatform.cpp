@@ -65,6 +65,10 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
     j["qps_per_connection"] = p.fabric.qps_per_connection;
   if (p.fabric.routing == FabricRouting::adaptive)
     j["adaptive_efficiency"] = p.fabric.adaptive_efficiency;
+  if (p.fabric.background_load > 0) {
+    j["background_load"] = p.fabric.background_load;
+    j["background_tier"] = to_string(p.fabric.background_tier);
+  }
   j["switches"] = f.switches;
   j["nics"] = cg.count(VertexKind::nic);
   j["vertices"] = f.vertices;
@@ -110,6 +114,9 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
                 f.fabric_levels, f.switches, p.fabric.oversubscription);
   line("scale-out fabric", buf);
   line("routing", routing_text(p.fabric));
+  if (p.fabric.background_load > 0)
+    line("background", std::to_string(static_cast<int>(p.fabric.background_load * 100 + 0.5)) + " % of every " +
+                           to_string(p.fabric.background_tier) + " switch-to-switch cable held by another tenant");
   line("graph", std::to_string(f.vertices) + " vertices, " + std::to_string(f.links) + " links");
   line("connected", f.connected && f.all_gpus_reachable ? "yes, every GPU reaches every GPU" : "NO");
   line("diameter", std::to_string(f.diameter_hops) + " hops (GPU to GPU)");

@@ -57,8 +57,9 @@ const Section& cluster_section()
                      "each apart")
               .computed("the platform's fabric.qps_per_connection")
               .counts("QPs"),
-          K::section("background", "cluster.background",
-                     "another tenant's steady traffic on the switch-to-switch cables"),
+          K::section("background", "platform.fabric.background",
+                     "another tenant's steady traffic on the switch-to-switch cables (over the platform's "
+                     "fabric.background)"),
           K::list("jobs", "other jobs on the same cluster, simulated with this one (section cluster.jobs, one per "
                           "item)")
               .of("cluster.jobs"),
@@ -86,23 +87,6 @@ const Section& job_section()
                     "how far its steps trail the experiment's, as a share of its step alone: 0 starts both "
                     "together, so two like jobs reduce their gradients at the same moments (the worst case)")
               .counts("fraction"),
-      }};
-  return s;
-}
-
-const Section& background_section()
-{
-  using K = KeySpec;
-  static const Section s{
-      "cluster.background",
-      "another tenant's steady traffic on the fabric's switch-to-switch cables (a job beside this one, "
-      "storage): it holds its share of every cable of its tier, in each direction, and the job's flows share "
-      "what is left",
-      {
-          K::number("load", 0, 0, 0.99, "the share of each cable's rate the background holds").must().counts("fraction"),
-          K::choice("tier", "all", background_tier_names(),
-                    "leaf-up: a leaf's cables to the tier above (and back down); spine-up: an aggregation switch's "
-                    "cables to the cores (three-level fabrics); all: both"),
       }};
   return s;
 }
@@ -160,14 +144,14 @@ const Section& budget_section()
 
 std::vector<const Section*> all_sections()
 {
-  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &background_section(), &job_section(), &training_section(),
+  return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &job_section(), &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &reliability_section(),   &reliability_fit_section(),
           &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
           &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
           &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
-          &fabric_section(),     &cost_section(),          &gpu_catalog_section(), &kernels_section(),
+          &fabric_section(),     &background_section(), &cost_section(),          &gpu_catalog_section(), &kernels_section(),
           &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section(),
           &gpu_gemm_section(),   &attention_curve_section(), &attention_point_section(), &frameworks_file_section(),
           &framework_section(),  &framework_bucket_section(), &framework_sharded_section(), &tp_overlap_section(), &kernel_set_section(),
@@ -238,11 +222,8 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
     if (e.platform.node.nics == 0)
       b->fail("cluster.background needs a scale-out fabric, and '" + e.platform.name + "' has no NICs",
               "a platform with a fabric, or no background");
-    SectionReader bg(*b, background_section());
-    e.platform.fabric.background_load = bg.number("load");
-    e.platform.fabric.background_tier = background_tier(bg.choice("tier"));
+    read_background(Layers{*b, std::nullopt}, e.platform.fabric);
     e.where["cluster.background"] = b->where();
-    bg.finish();
   }
   if (cluster.find("jobs")) { // the jobs themselves are read once the experiment's layout is known
     e.placement = cluster.choice("placement");

@@ -77,7 +77,6 @@ const std::vector<std::string>& engine_names();
 /// The keys of an experiment document and of its sections.
 const Section& experiment_section();
 const Section& cluster_section();
-const Section& background_section();
 const Section& job_section();
 const Section& baseline_section();
 const Section& simulation_section();
