@@ -406,3 +406,23 @@ sweep:
   CHECK(at100 > at400 * 1.05);
   CHECK(at800 <= at400);
 }
+
+TEST_CASE("800 Gb/s NICs on an H100 node: the node's PCIe 5.0 x16 lets through about 63 GB/s, not twice 400G")
+{
+  auto show = [](const std::string& name) {
+    auto r = run_cli("platform show " + name + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out);
+  };
+  CHECK(show("dgx-h100")["injection_scale_out_Bps"].get<double>() == doctest::Approx(50e9));
+  CHECK(show("dgx-h100-800g")["injection_scale_out_Bps"].get<double>() == doctest::Approx(63e9));
+  auto busbw = [](const std::string& platform) {
+    auto r = run_cli("collective --op sendrecv --platform " + platform + " --gpus 16 --sizes 1GiB --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)[0]["busbw_GBps"].get<double>();
+  };
+  const double at400 = busbw("dgx-h100"), at800 = busbw("dgx-h100-800g"), b300 = busbw("dgx-b300");
+  CHECK(at800 > 1.1 * at400);
+  CHECK(at800 < 63.0);   // PCIe 5.0 x16, per direction
+  CHECK(b300 > 1.4 * at800); // the same NIC behind PCIe 6.0 gives its rate
+}

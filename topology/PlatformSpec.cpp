@@ -179,7 +179,8 @@ const Section& fabric_section()
                     "topology of the switches: single-switch; fat-tree (a node's NICs on consecutive leaf ports); "
                     "rail-optimized (one leaf per rail and scalable unit, spines shared by all rails); rail-only "
                     "(each rail its own network, no spine joins two rails: a flow to another rail first crosses "
-                    "NVLink to the GPU on the destination's rail, as NCCL's PXN does)")
+                    "NVLink to the GPU on the destination's rail, as NCCL's PXN does; with two levels, DeepSeek's "
+                    "multi-plane fat-tree)")
               .must()
               .called("fabric kind"),
           K::integer("radix", 64, 2, 4096, "ports per switch"),
