@@ -582,7 +582,7 @@ TEST_CASE("a background: its load a share below 1, its tier one of three, a mapp
   f = experiment("b3.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 0.3, tier: spine}}");
   expect_error("run " + f, f + ":3:", "leaf-up, spine-up, all");
   f = experiment("b4.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {tier: all}}");
-  expect_error("run " + f, f + ":3:", "load");
+  expect_error("run " + f, f + ":3:", "missing key 'load' in cluster.background");
   f = experiment("b5.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: 0.3}");
   expect_error("run " + f, f + ":3:", "");
   f = experiment("b6.yaml", t, "", "{platform: dgx-h100, gpus: 16, background: {load: 0.3, lod: 1}}");
@@ -608,7 +608,7 @@ TEST_CASE("a platform's fabric.background: the same checks, at the platform file
   p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {load: 0.2, tier: core}");
   expect_error("platform show " + p + " --gpus 16", p + ":35:", "leaf-up, spine-up, all");
   p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {tier: all}");
-  expect_error("platform show " + p + " --gpus 16", p + ":35:", "load");
+  expect_error("platform show " + p + " --gpus 16", p + ":35:", "missing key 'load' in fabric.background");
   p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: [0.2]");
   expect_error("platform show " + p + " --gpus 16", p + ":35:", "");
   p = platform_with("  oversubscription: 1", "  oversubscription: 1\n  background: {load: 0.2, tier: all, x: 1}");

@@ -237,9 +237,9 @@ const Section& background_section()
   return s;
 }
 
-void read_background(const Layers& yaml, FabricSpec& fabric)
+void read_background(const Layers& yaml, const std::string& context, FabricSpec& fabric)
 {
-  SectionReader bg(yaml, background_section(), "fabric.background");
+  SectionReader bg(yaml, background_section(), context);
   fabric.background_load = bg.number("load");
   fabric.background_tier = background_tier(bg.choice("tier"));
   bg.finish();
@@ -470,7 +470,7 @@ void read_fabric(const Layers& yaml, PlatformSpec& p)
   p.fabric.adaptive_efficiency = m.number("adaptive_efficiency");
   p.fabric.qps_per_connection = static_cast<int>(m.integer("qps_per_connection"));
   if (m.has("background"))
-    read_background(m.layers("background"), p.fabric);
+    read_background(m.layers("background"), "fabric.background", p.fabric);
   if ((p.fabric.kind == FabricKind::rail_optimized || p.fabric.kind == FabricKind::rail_only) &&
       p.node.nics != p.node.gpus)
     m.require("kind").fail(std::string(to_string(p.fabric.kind)) + " needs one NIC per GPU (node has " +

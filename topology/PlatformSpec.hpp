@@ -144,8 +144,9 @@ const Section& nics_section();
 const Section& fabric_section();
 /// fabric.background (and an experiment's cluster.background): load and tier.
 const Section& background_section();
-/// Reads a background's load and tier into `fabric`.
-void read_background(const Layers& yaml, FabricSpec& fabric);
+/// Reads a background's load and tier into `fabric`; errors name the section as `context`
+/// (fabric.background in a platform, cluster.background in an experiment).
+void read_background(const Layers& yaml, const std::string& context, FabricSpec& fabric);
 const Section& cost_section();
 
 /// Reads a platform file; its GPU is a catalog id of `gpus`, described inline, or a catalog

@@ -17,6 +17,12 @@ namespace clustersim {
 
 namespace {
 
+/// A share as a whole percentage: 0.95 -> "95".
+std::string whole_percent(double share)
+{
+  return std::to_string(static_cast<int>(share * 100 + 0.5));
+}
+
 std::string routing_text(const FabricSpec& f)
 {
   switch (f.routing) {
@@ -27,7 +33,7 @@ std::string routing_text(const FabricSpec& f)
            std::to_string(f.qps_per_connection) + " queue pairs hashed onto one cable per switch";
   case FabricRouting::adaptive:
     return "adaptive: parallel up-links shared as one capacity at " +
-           std::to_string(static_cast<int>(f.adaptive_efficiency * 100 + 0.5)) + " % of their rate";
+           whole_percent(f.adaptive_efficiency) + " % of their rate";
   case FabricRouting::by_destination:
     return "static: each destination NIC reached over the cable its leaf port selects (D-mod-k)";
   case FabricRouting::ideal:
@@ -115,7 +121,7 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
   line("scale-out fabric", buf);
   line("routing", routing_text(p.fabric));
   if (p.fabric.background_load > 0)
-    line("background", std::to_string(static_cast<int>(p.fabric.background_load * 100 + 0.5)) + " % of every " +
+    line("background", whole_percent(p.fabric.background_load) + " % of every " +
                            to_string(p.fabric.background_tier) + " switch-to-switch cable held by another tenant");
   line("graph", std::to_string(f.vertices) + " vertices, " + std::to_string(f.links) + " links");
   line("connected", f.connected && f.all_gpus_reachable ? "yes, every GPU reaches every GPU" : "NO");

@@ -222,7 +222,7 @@ void read_cluster(SectionReader& map, const Catalog& catalog, ExperimentSpec& e)
     if (e.platform.node.nics == 0)
       b->fail("cluster.background needs a scale-out fabric, and '" + e.platform.name + "' has no NICs",
               "a platform with a fabric, or no background");
-    read_background(Layers{*b, std::nullopt}, e.platform.fabric);
+    read_background(Layers{*b, std::nullopt}, "cluster.background", e.platform.fabric);
     e.where["cluster.background"] = b->where();
   }
   if (cluster.find("jobs")) { // the jobs themselves are read once the experiment's layout is known
