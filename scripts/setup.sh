@@ -7,7 +7,7 @@ PACKAGES="g++ cmake ninja-build pkg-config \
 libsimgrid-dev libboost-graph-dev libyaml-cpp-dev doctest-dev \
 libcli11-dev nlohmann-json3-dev \
 gnuplot-nox graphviz \
-clang libclang-rt-14-dev clang-tidy \
+clang libclang-rt-14-dev clang-tidy protobuf-compiler \
 slurm-wlm munge"
 
 missing=""

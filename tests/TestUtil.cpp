@@ -51,22 +51,28 @@ std::string write_temp(const std::string& name, const std::string& text)
   return path;
 }
 
-namespace {
-
-CommandResult run_in(const std::string& cwd, const std::string& args)
+CommandResult run_shell(const std::string& command)
 {
   std::string dir = temp_dir();
   std::string out = dir + "/stdout";
   std::string err = dir + "/stderr";
-  std::string cmd = std::string(CLUSTERSIM_EXE) + " " + args + " >'" + out + "' 2>'" + err + "'";
-  if (!cwd.empty())
-    cmd = "cd '" + cwd + "' && " + cmd;
+  std::string cmd = "(" + command + ") >'" + out + "' 2>'" + err + "'";
   int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+namespace {
+
+CommandResult run_in(const std::string& cwd, const std::string& args)
+{
+  std::string cmd = std::string(CLUSTERSIM_EXE) + " " + args;
+  if (!cwd.empty())
+    cmd = "cd '" + cwd + "' && " + cmd;
+  return run_shell(cmd);
 }
 
 } // namespace

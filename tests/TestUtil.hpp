@@ -17,6 +17,8 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+/// Runs a shell command, capturing its exit status, stdout and stderr.
+CommandResult run_shell(const std::string& command);
 /// Runs `clustersim ARGS` (the built binary); ARGS is a shell fragment.
 CommandResult run_cli(const std::string& args);
 /// The same from the source tree, so that ARGS name files as the README does

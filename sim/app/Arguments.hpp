@@ -5,6 +5,7 @@
 #include "Catalog.hpp"
 #include "ModelSpec.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,9 @@ void require_training_length(const ModelSpec& m, bool seq_given, const std::stri
 GpuSpec gpu_argument(const Catalog& c, const std::string& gpu, const std::string& platform);
 /// --precision (default: bf16 where the GPU has it, else fp16).
 Precision precision_argument(const std::string& p, const GpuSpec& gpu);
+
+/// "0-7,64": per number below `count`, 1 where the list names it; `what` names one ("GPU").
+std::vector<std::uint8_t> number_set(const std::string& list, long long count, const std::string& flag,
+                                     const std::string& what, const std::string& whats);
 
 } // namespace clustersim

@@ -107,31 +107,6 @@ void check_slurm_flags(const Options& o)
                       "--slurm --out DIR " + std::string(only_slurm) + " ...");
 }
 
-/// "0-7,64": per number below `count`, 1 where the list names it; `what` names one ("GPU").
-std::vector<std::uint8_t> number_set(const std::string& list, long long count, const std::string& flag,
-                                     const std::string& what, const std::string& whats)
-{
-  std::vector<std::uint8_t> in(static_cast<std::size_t>(count), 0);
-  const std::string valid =
-      what + " numbers 0 to " + std::to_string(count - 1) + " and ranges A-B, separated by commas";
-  auto number = [](const std::string& text) {
-    if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-      return -1LL;
-    return std::stoll(text);
-  };
-  for (const std::string& item : split(list, ',')) {
-    const std::size_t dash = item.find('-');
-    const long long a = number(item.substr(0, dash));
-    const long long b = dash == std::string::npos ? a : number(item.substr(dash + 1));
-    if (a < 0 || b < 0 || b < a || b >= count)
-      throw ConfigError(command_line(flag), "'" + item + "' is not a " + what + " or range of " + whats +
-                                                " of this experiment", valid);
-    for (long long k = a; k <= b; ++k)
-      in[static_cast<std::size_t>(k)] = 1;
-  }
-  return in;
-}
-
 /// The trace's filters from --trace-ranks ("0-7,64"), --trace-streams ("compute,pp") and
 /// --trace-micro-batches ("0-1").
 TraceRequest trace_request(const std::string& trace, const std::string& ranks, const std::string& streams,

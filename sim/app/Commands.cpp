@@ -18,6 +18,7 @@ void add_commands(CLI::App& app, Action& action)
   add_plan_command(app, action);
   add_schema_command(app, action);
   add_goodput_command(app, action);
+  add_export_command(app, action);
 }
 
 namespace {

@@ -35,6 +35,7 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_plan_command(CLI::App& app, Action& action);
 void add_schema_command(CLI::App& app, Action& action);
 void add_goodput_command(CLI::App& app, Action& action);
+void add_export_command(CLI::App& app, Action& action);
 /// A usage error CLI11 found (an unknown command, an unexpected, missing or malformed
 /// argument) as the one line every bad input gets: `command line: what; valid: ...` naming the
 /// commands or the options of the command the parse reached. `args`: argv without argv[0].

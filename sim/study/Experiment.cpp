@@ -1,4 +1,5 @@
 #include "Experiment.hpp"
+#include "ChakraWorkload.hpp"
 #include "Framework.hpp"
 
 #include "collectives/CollectiveAlgorithm.hpp"
@@ -27,6 +28,8 @@ const Section& experiment_section()
                              K::section("baseline", "baseline", "the scaling-efficiency baseline"),
                              K::section("simulation", "simulation", "how the step is simulated"),
                              K::section("budget", "budget", "the token budget of time-to-train, GPU-hours and cost"),
+                             K::section("workload", "workload",
+                                        "the step's tasks from execution traces instead of model and training"),
                              K::section("faults", "faults", "stragglers, jitter and link faults in the step"),
                              K::section("reliability", "reliability",
                                         "failures, checkpoints and restarts (clustersim goodput)"),
@@ -142,11 +145,26 @@ const Section& budget_section()
   return s;
 }
 
+const Section& workload_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "workload",
+      "a step given as execution traces rather than built from the model and training",
+      {K::string("chakra", "",
+                 "a directory of Chakra execution traces, PREFIX.0.et to PREFIX.N-1.et for N = cluster.gpus, with "
+                 "their communicator groups in PREFIX.json (as `clustersim export --chakra` writes them), relative to "
+                 "this file: compute nodes run for their recorded durations, collectives and transfers on the "
+                 "simulated network; model and training still give the FLOPs, tokens and memory of the report")
+           .not_an_axis()}};
+  return s;
+}
+
 std::vector<const Section*> all_sections()
 {
   return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &job_section(), &training_section(),
           &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
-          &budget_section(),     &reliability_section(),   &reliability_fit_section(),
+          &budget_section(),     &workload_section(),      &reliability_section(),   &reliability_fit_section(),
           &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
           &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
@@ -404,6 +422,32 @@ std::vector<ConfigWarning> experiment_warnings(const ExperimentSpec& e)
   return out;
 }
 
+/// workload: {chakra: DIR}: the traces' directory, checked to hold a trace per GPU.
+void read_workload(const YamlNode& node, ExperimentSpec& e)
+{
+  SectionReader wm(node, workload_section());
+  if (auto c = wm.find("chakra")) {
+    std::string dir = c->as_string();
+    if (!dir.empty() && dir[0] != '/')
+      dir = beside(node.file(), dir);
+    e.where["workload.chakra"] = c->where();
+    const ChakraFiles files = find_chakra(dir, c->where());
+    if (static_cast<int>(files.traces.size()) != e.gpus)
+      c->fail("'" + c->as_string() + "' holds " + std::to_string(files.traces.size()) + " traces (" + files.prefix +
+                  ".0.et to ." + std::to_string(files.traces.size() - 1) + ".et) and cluster.gpus is " +
+                  std::to_string(e.gpus),
+              "cluster.gpus: " + std::to_string(files.traces.size()) + ", a trace per GPU");
+    if (!e.jobs.empty())
+      c->fail("cluster.jobs are built from their models, and a traced step cannot be placed among them",
+              "a traced step alone on its cluster");
+    if (e.faults.any())
+      c->fail("faults change the step built from the model; a traced step runs as it was recorded",
+              "no faults: section beside workload.chakra");
+    e.chakra = dir;
+  }
+  wm.finish();
+}
+
 ExperimentSpec load_experiment(const std::string& path, const Catalog& catalog)
 {
   return parse_experiment(YamlNode::load_file(path), catalog);
@@ -448,6 +492,8 @@ ExperimentSpec parse_experiment(const YamlNode& root, const Catalog& catalog)
   }
   if (auto f = top.find("faults"))
     e.faults = parse_faults(*f);
+  if (auto w = top.find("workload"))
+    read_workload(*w, e);
   if (auto r = top.find("reliability"))
     e.reliability = parse_reliability(*r);
   top.find("sweep"); // read by parse_sweep

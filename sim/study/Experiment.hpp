@@ -66,6 +66,10 @@ struct ExperimentSpec {
   std::string placement = "packed";
   /// As one of cluster.jobs: how far its steps trail the experiment's, a share of its step alone.
   double phase = 0;
+  /// workload.chakra: a directory of Chakra execution traces (PREFIX.RANK.et and PREFIX.json)
+  /// whose tasks are the step, in place of the step built from model and training (which still
+  /// name the FLOPs, tokens and memory the report divides by). Empty: the built step.
+  std::string chakra;
 
   /// The position of a key, or of the file when it was not written (or built in code).
   SourceLocation at(const std::string& key) const;
@@ -81,6 +85,7 @@ const Section& job_section();
 const Section& baseline_section();
 const Section& simulation_section();
 const Section& budget_section();
+const Section& workload_section();
 /// Every table of the experiment schema, validation files and platforms, in the order
 /// `clustersim schema` lists them.
 std::vector<const Section*> all_sections();

@@ -11,6 +11,7 @@
 #include "collectives/CollectiveAlgorithm.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
+#include "ChakraWorkload.hpp"
 #include "Trace.hpp"
 #include "Units.hpp"
 
@@ -254,10 +255,18 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceReques
   ModeChoice mode = choose_mode(e);
   const int domain = cluster.gpus_per_domain();
   const int unit = !mode.fold ? 0 : mode.analytic ? 1 : domain;
-  check_step_size(e, cost, unit, domain);
-  StepPlan plan = build_step(cost, unit, domain);
-  apply_compute_faults(e.faults, e, plan.workload,
-                       [unit, domain](const CostModel& c) { return build_step(c, unit, domain).workload; });
+  StepPlan plan;
+  if (!e.chakra.empty()) {
+    plan.workload = load_chakra(e.chakra, e.at("workload.chakra"));
+    mode.fold = false;
+    mode.name = mode.analytic ? mode.name : "full";
+    mode.reason = "the step's tasks are the Chakra traces of " + e.chakra + ", every rank simulated";
+  } else {
+    check_step_size(e, cost, unit, domain);
+    plan = build_step(cost, unit, domain);
+    apply_compute_faults(e.faults, e, plan.workload,
+                         [unit, domain](const CostModel& c) { return build_step(c, unit, domain).workload; });
+  }
   CollectiveEngine collectives(cluster, catalog.protocols());
   plan_collectives(plan.workload, collectives, e);
   if (mode.fold && !mode.analytic && e.mode == "auto") {
@@ -538,6 +547,7 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
   ExperimentSpec b = e;
   b.faults = FaultSpec{}; // scaling is measured against a healthy baseline, alone on its cluster
   b.jobs.clear();
+  b.chakra.clear(); // a traced step's baseline is the model's own step on the baseline's GPUs
   // whole replicas, each holding whole expert-parallel groups: tp·cp·dp a multiple of ep·etp
   const int ee = e.training.ep * e.training.etp;
   const int mp = e.training.model_parallel() * (ee / std::gcd(e.training.tp * e.training.cp, ee));

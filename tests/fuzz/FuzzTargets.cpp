@@ -12,7 +12,9 @@
 #include "GpuSpec.hpp"
 #include "Protocols.hpp"
 
+#include "ChakraTrace.hpp"
 #include "ClusterGraph.hpp"
+#include "EventEngine.hpp"
 #include "CollectiveEngine.hpp"
 #include "Commands.hpp"
 #include "CostModel.hpp"
@@ -547,6 +549,46 @@ int slurm(const std::uint8_t* data, std::size_t size)
   return 0;
 }
 
+/// Chakra execution traces: the first byte gives the ranks (1-4), the rest is split evenly into
+/// their traces, whose collectives use one group of every rank ("1") or all ranks (""). A trace
+/// set that reads and maps runs on the event engine on one node, and every task must end.
+int chakra_traces(const std::uint8_t* data, std::size_t size)
+{
+  return guarded([&] {
+    if (size < 1)
+      return;
+    const std::size_t ranks = 1 + data[0] % 4;
+    const std::size_t part = (size - 1) / ranks;
+    std::vector<chakra::Trace> traces;
+    std::vector<std::string> files;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      files.push_back("fuzz." + std::to_string(r) + ".et");
+      const auto* begin = reinterpret_cast<const char*>(data + 1 + r * part);
+      traces.push_back(chakra::decode(std::string_view(begin, part), files.back()));
+    }
+    chakra::Groups groups{{"1", {}}};
+    for (std::uint32_t r = 0; r < ranks; ++r)
+      groups["1"].push_back(r);
+    Workload w = chakra::from_chakra(traces, groups, files, "fuzz.json");
+    if (w.tasks().size() > 20000)
+      return;
+    for (const Task& t : w.tasks())
+      if (!(t.amount >= 0 && t.amount < 1e6))
+        return; // durations and sizes a trace may carry but a step cannot run in bounded time
+    ExperimentSpec e = parse_experiment(
+        YamlNode::load_string("model: gpt3-125m\ncluster: {platform: dgx-h100, gpus: 8}\n"
+                              "training: {dp: 8, micro_batch: 1, global_batch: 8}\n",
+                              "fuzz-chakra.yaml"),
+        catalog());
+    ClusterGraph cluster = ClusterGraph::build(e.platform, 8);
+    CollectiveEngine collectives(cluster, catalog().protocols());
+    const ExecutionResult res = execute_events(w, collectives, e.platform.node.gpu.peak(e.training.precision));
+    for (double end : res.end)
+      if (!(end >= 0 && end <= res.makespan))
+        throw std::logic_error("a task of an imported trace ends at " + std::to_string(end) + " s, outside the step");
+  });
+}
+
 } // namespace
 
 const std::vector<Target>& targets()
@@ -555,7 +597,7 @@ const std::vector<Target>& targets()
                                      {"validation", validation}, {"units", units},         {"cli", cli},
                                      {"results", results},       {"catalog", catalog_file},
                                      {"faults", faults},         {"engines", engines},     {"goodput", goodput_target},
-                                     {"slurm", slurm}};
+                                     {"slurm", slurm},           {"chakra", chakra_traces}};
   return t;
 }
 
