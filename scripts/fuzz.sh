@@ -10,7 +10,7 @@
 #   --time S     stop a target after S seconds, whatever its executions (libFuzzer -max_total_time)
 #   --smoke      a short run for CI: 3000 executions per target, or 60 s where that takes longer
 #   --target T   one target: experiment platform hf_config validation units cli results catalog
-#                faults engines goodput slurm chakra
+#                faults engines goodput slurm chakra settings
 #   --merge      minimise what the run found into tests/fuzz/corpus/TARGET (new coverage only)
 set -eu
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz >/dev/null
-targets=${only:-"experiment platform hf_config validation units cli results catalog faults engines goodput slurm chakra"}
+targets=${only:-"experiment platform hf_config validation units cli results catalog faults engines goodput slurm chakra settings"}
 failed=0
 for t in $targets; do
   bin=build/fuzz/tests/fuzz/fuzz_$t

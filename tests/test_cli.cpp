@@ -478,3 +478,128 @@ TEST_CASE("platform show --svg draws the fabric by tier with nodes and switches 
   CHECK(two.find("node 2<") == std::string::npos);
   CHECK(static_cast<std::size_t>(std::count(two.begin(), two.end(), '\n')) < lines);
 }
+
+TEST_CASE("--set sets a key over the file's value, at every sweep point too; a bad setting is one line naming it")
+{
+  const std::string exp = write_temp("set.yaml", R"(
+name: set
+model: {preset: gpt3-125m, layers: 2}
+cluster: {platform: dgx-h100, gpus: 8}
+training: {dp: 8, micro_batch: 1, global_batch: 8}
+)");
+  auto plain = nlohmann::json::parse(run_cli("run " + exp + " --json").out);
+  auto set = nlohmann::json::parse(
+      run_cli("run " + exp + " --json --set training.tp=2 --set training.dp=4 --set model.layers=4").out);
+  CHECK(plain.at("layout").at("tp") == 1);
+  CHECK(set.at("layout").at("tp") == 2);
+  CHECK(set.at("layout").at("dp") == 4);
+  CHECK(set.at("step_time_s").get<double>() > plain.at("step_time_s").get<double>());
+  // the same as writing the keys into the file
+  const std::string written = write_temp("written.yaml", R"(
+name: set
+model: {preset: gpt3-125m, layers: 4}
+cluster: {platform: dgx-h100, gpus: 8}
+training: {tp: 2, dp: 4, micro_batch: 1, global_batch: 8}
+)");
+  CHECK(run_cli("run " + written + " --json").out == run_cli("run " + exp + " --json --set training.tp=2 "
+                                                                             "--set training.dp=4 --set model.layers=4")
+                                                       .out);
+  // a sweep parses its document once per point: every point keeps the setting
+  const std::string sweep = write_temp("sweep.yaml", R"(
+name: sw
+model: {preset: gpt3-125m, layers: 2}
+cluster: {platform: dgx-h100, gpus: 8}
+training: {dp: 8, micro_batch: 1, global_batch: 8}
+sweep: {axes: {training.micro_batch: [1, 2]}}
+)");
+  auto rows = run_cli("run " + sweep + " --json --set training.global_batch=32");
+  REQUIRE(rows.exit_code == 0);
+  std::istringstream lines(rows.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    auto row = nlohmann::json::parse(line);
+    CHECK(row.at("global_batch") == 32);
+    CHECK(row.at("status") == "ok");
+    ++n;
+  }
+  CHECK(n == 2);
+  for (const auto& [args, what] : std::vector<std::pair<std::string, std::string>>{
+           {"--set training.tpp=2", "command line: --set training.tpp=2: unknown key 'tpp' in training; did you mean 'tp'?"},
+           {"--set training.tp=two", "command line: --set training.tp=two: 'two' is not an integer"},
+           {"--set training.tp", "command line: --set training.tp: 'training.tp' is not KEY=VALUE"},
+           {"--set training=1", "command line: --set training=1: 'training' does not name a scalar of experiment"},
+           {"--set training.tp=2 --set training.tp=4", "'training.tp' is set twice"},
+           {"--set simulation.seeds=3", "command line: --set simulation.seeds=3: seeds: 3 runs ECMP hash seeds"}}) {
+    auto r = run_cli("run " + exp + " " + args);
+    INFO(args << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(what) != std::string::npos);
+    CHECK(r.err.find("; valid: ") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("- reads the experiment from standard input")
+{
+  const std::string exp = write_temp("stdin.yaml", "model: {preset: gpt3-125m, layers: 2}\n"
+                                                   "cluster: {platform: dgx-h100, gpus: 8}\n"
+                                                   "training: {dp: 8, micro_batch: 1, global_batch: 8}\n");
+  auto file = run_cli("run " + exp + " --json");
+  auto piped = run_cli("run - --json < " + exp);
+  REQUIRE(piped.exit_code == 0);
+  auto a = nlohmann::json::parse(file.out), b = nlohmann::json::parse(piped.out);
+  CHECK(a.at("step_time_s") == b.at("step_time_s"));
+  CHECK(b.at("name") == "stdin");
+  auto bad = run_cli("run - < /dev/null");
+  CHECK(bad.exit_code == 2);
+  const std::string misspelt = write_temp("typo.yaml", "model: gpt3-125m\nclustr: {}\n");
+  auto typo = run_cli("run - --json < " + misspelt);
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.rfind("stdin:2:1: unknown key 'clustr'", 0) == 0);
+}
+
+TEST_CASE("a sweep's rows as JSON Lines: results.jsonl, which pandas reads as one row per point with the layout")
+{
+  const std::string sweep = write_temp("sweep.yaml", R"(
+name: sw
+model: {preset: gpt3-125m, layers: 2}
+cluster: {platform: dgx-h100, gpus: 8}
+training: {dp: 8, micro_batch: 1, global_batch: 8}
+sweep: {axes: {training.zero: [0, 1], training.micro_batch: [1, 2]}}
+)");
+  const std::string dir = temp_dir() + "/out";
+  auto r = run_cli("run " + sweep + " --out " + dir + " --set training.tp=2 --set training.dp=4");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string jsonl = read_file(dir + "/results.jsonl");
+  CHECK(std::count(jsonl.begin(), jsonl.end(), '\n') == 4);
+  const auto json = nlohmann::json::parse(read_file(dir + "/results.json"));
+  std::istringstream lines(jsonl);
+  std::string line;
+  for (const auto& row : json.at("rows")) {
+    REQUIRE(std::getline(lines, line));
+    CHECK(nlohmann::json::parse(line) == row);
+  }
+  std::string python;
+  for (const char* p : {"/usr/bin/python3", "python3"})
+    if (python.empty() && run_shell(std::string(p) + " -c 'import pandas'").exit_code == 0)
+      python = p;
+  if (python.empty()) {
+    MESSAGE("python3 with pandas is not installed (Debian: python3-pandas): the pandas check is skipped");
+    return;
+  }
+  auto py = run_shell(python + " -c \"import pandas as pd; d = pd.read_json('" + dir +
+                      "/results.jsonl', lines=True); print(len(d)); print(','.join(d.columns)); "
+                      "print(d.groupby('zero').size().to_dict()); print(d['status'].tolist())\"");
+  INFO(py.err);
+  REQUIRE(py.exit_code == 0);
+  CHECK(py.out.rfind("4\n", 0) == 0);
+  for (const char* column : {",tp,", ",pp,", ",dp,", ",vpp,", ",zero,", ",micro_batch,", ",precision,",
+                             ",pipeline_schedule,", ",recompute,", ",flash_attention,", ",framework,", ",step_time_s,",
+                             ",mfu,"})
+    CHECK(py.out.find(column) != std::string::npos);
+  CHECK(py.out.find("{0: 2, 1: 2}") != std::string::npos);
+  CHECK(py.out.find("['ok', 'ok', 'ok', 'ok']") != std::string::npos);
+}

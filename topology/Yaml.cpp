@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -24,6 +25,25 @@ YamlNode YamlNode::load_string(const std::string& text, const std::string& name)
   }
 }
 
+namespace {
+
+std::string read_bounded(std::istream& in, const std::string& name, std::size_t limit, const std::string& valid)
+{
+  auto mib = [](std::size_t b) { return std::to_string(b >> 20) + " MiB"; };
+  std::string text;
+  std::vector<char> chunk(std::size_t{1} << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > limit)
+      throw ConfigError(SourceLocation{name, 0, 0}, "longer than the limit of " + mib(limit) + " for this file",
+                        valid + " of at most " + mib(limit));
+  }
+  return text;
+}
+
+} // namespace
+
 std::string read_input_file(const std::string& path, std::size_t limit, const std::string& valid)
 {
   struct stat st {};
@@ -32,21 +52,13 @@ std::string read_input_file(const std::string& path, std::size_t limit, const st
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw ConfigError(SourceLocation{path, 0, 0}, "cannot open file", valid);
-  auto mib = [](std::size_t b) { return std::to_string(b >> 20) + " MiB"; };
-  std::string text;
-  std::vector<char> chunk(std::size_t{1} << 16);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-    if (text.size() > limit)
-      throw ConfigError(SourceLocation{path, 0, 0}, "longer than the limit of " + mib(limit) + " for this file",
-                        valid + " of at most " + mib(limit));
-  }
-  return text;
+  return read_bounded(in, path, limit, valid);
 }
 
 YamlNode YamlNode::load_file(const std::string& path)
 {
+  if (path == "-") // the document from standard input, named "stdin" in errors
+    return load_string(read_bounded(std::cin, "stdin", kMaxConfigBytes, "a YAML document"), "stdin");
   return load_string(read_input_file(path, kMaxConfigBytes, "a readable YAML file"), path);
 }
 
@@ -54,11 +66,28 @@ YamlNode YamlNode::reparse() const
 {
   if (!text_)
     throw std::logic_error("YamlNode::reparse on a node that was not loaded from text");
-  return load_string(*text_, *file_);
+  YamlNode fresh = load_string(*text_, *file_);
+  return edits_ ? fresh.edited(edits_->apply) : fresh;
+}
+
+YamlNode YamlNode::edited(std::function<YamlEdits::Placed(YAML::Node root)> apply) const
+{
+  if (!text_)
+    throw std::logic_error("YamlNode::edited on a node that was not loaded from text");
+  YamlNode fresh = load_string(*text_, *file_);
+  auto edits = std::make_shared<YamlEdits>();
+  edits->apply = std::move(apply);
+  edits->placed = edits->apply(fresh.node_);
+  fresh.edits_ = std::move(edits);
+  return fresh;
 }
 
 SourceLocation YamlNode::where() const
 {
+  if (edits_)
+    for (const auto& [node, origin] : edits_->placed)
+      if (node_.is(node))
+        return SourceLocation{origin, 0, 0};
   YAML::Mark m = node_.Mark();
   if (m.line < 0)
     return SourceLocation{*file_, 1, 1};
@@ -159,7 +188,7 @@ std::vector<YamlNode> YamlNode::items() const
     fail("expected a list", "a YAML sequence");
   std::vector<YamlNode> out;
   for (const auto& n : node_)
-    out.emplace_back(n, file_, text_);
+    out.emplace_back(n, file_, text_, edits_);
   return out;
 }
 
@@ -170,10 +199,10 @@ std::vector<std::pair<YamlNode, YamlNode>> YamlNode::entries(const std::string& 
   std::vector<std::pair<YamlNode, YamlNode>> out;
   std::unordered_set<std::string> seen;
   for (const auto& kv : node_) {
-    YamlNode key(kv.first, file_, text_);
+    YamlNode key(kv.first, file_, text_, edits_);
     if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
       key.fail("duplicate key '" + kv.first.Scalar() + "' in " + context, "each key once");
-    out.emplace_back(std::move(key), YamlNode(kv.second, file_, text_));
+    out.emplace_back(std::move(key), YamlNode(kv.second, file_, text_, edits_));
   }
   return out;
 }

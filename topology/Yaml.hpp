@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -32,15 +33,24 @@ inline constexpr std::size_t kMaxResultsBytes = std::size_t{2} << 30;
 /// name the limit, before more than `limit` + 1 bytes are held.
 std::string read_input_file(const std::string& path, std::size_t limit, const std::string& valid);
 
+/// Edits of a document made outside its file (command-line settings): the function that makes
+/// them on a parse, and what it placed, each with the origin its errors name.
+struct YamlEdits {
+  using Placed = std::vector<std::pair<YAML::Node, std::string>>;
+  std::function<Placed(YAML::Node root)> apply;
+  Placed placed; ///< the nodes of this parse that the edits put there
+};
+
 class YamlNode {
 public:
-  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::shared_ptr<const std::string> text = nullptr)
-      : node_(std::move(node)), file_(std::move(file)), text_(std::move(text))
+  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::shared_ptr<const std::string> text = nullptr,
+           std::shared_ptr<const YamlEdits> edits = nullptr)
+      : node_(std::move(node)), file_(std::move(file)), text_(std::move(text)), edits_(std::move(edits))
   {
   }
 
-  /// Loads a file; a missing file, a directory, or a syntax error is a ConfigError at the right
-  /// position.
+  /// Loads a file ("-": standard input, named "stdin"); a missing file, a directory, or a
+  /// syntax error is a ConfigError at the right position.
   static YamlNode load_file(const std::string& path);
   /// Parses text as if it came from a file called `name`.
   static YamlNode load_string(const std::string& text, const std::string& name);
@@ -72,11 +82,16 @@ public:
   /// A fresh parse of the document this node was loaded from, every position intact (a
   /// YAML::Clone loses them); std::logic_error for a node built in code.
   YamlNode reparse() const;
+  /// A fresh parse with `apply`'s edits made, and made again by every later reparse() (a sweep
+  /// parses its document once per point). A node an edit placed reports the origin it was
+  /// placed with as its position.
+  YamlNode edited(std::function<YamlEdits::Placed(YAML::Node root)> apply) const;
 
 private:
   YAML::Node node_;
   std::shared_ptr<const std::string> file_;
   std::shared_ptr<const std::string> text_; ///< the document's text (for reparse)
+  std::shared_ptr<const YamlEdits> edits_;  ///< edits made on the text's parse, or none
 };
 
 /// A YAML mapping read strictly: every key the parser asks for becomes valid, and `finish()`

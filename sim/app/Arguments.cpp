@@ -1,4 +1,5 @@
 #include "Arguments.hpp"
+#include "Sweep.hpp"
 
 #include "Suggest.hpp"
 #include "Units.hpp"
@@ -130,6 +131,19 @@ std::vector<std::uint8_t> number_set(const std::string& list, long long count, c
       in[static_cast<std::size_t>(k)] = 1;
   }
   return in;
+}
+
+YamlNode experiment_document(const std::string& path, const std::vector<std::string>& settings)
+{
+  return apply_settings(YamlNode::load_file(path), settings);
+}
+
+void add_settings_option(CLI::App& cmd, std::vector<std::string>& settings)
+{
+  cmd.add_option("--set", settings,
+                 "KEY=VALUE: set a key of the experiment over its file's value, e.g. --set training.tp=4 "
+                 "(repeatable; any scalar key of `clustersim schema`, checked as in the file)")
+      ->allow_extra_args(false);
 }
 
 } // namespace clustersim

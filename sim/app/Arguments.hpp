@@ -4,6 +4,9 @@
 
 #include "Catalog.hpp"
 #include "ModelSpec.hpp"
+#include "Yaml.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <string>
@@ -39,5 +42,11 @@ Precision precision_argument(const std::string& p, const GpuSpec& gpu);
 /// "0-7,64": per number below `count`, 1 where the list names it; `what` names one ("GPU").
 std::vector<std::uint8_t> number_set(const std::string& list, long long count, const std::string& flag,
                                      const std::string& what, const std::string& whats);
+
+/// An experiment document as the commands read it: from EXPERIMENT (or standard input for "-"),
+/// with the --set KEY=VALUE settings applied (Sweep.hpp's apply_settings).
+YamlNode experiment_document(const std::string& path, const std::vector<std::string>& settings);
+/// Adds the repeatable --set KEY=VALUE option.
+void add_settings_option(CLI::App& cmd, std::vector<std::string>& settings);
 
 } // namespace clustersim

@@ -21,12 +21,13 @@ struct ExportOptions {
   std::string experiment;
   std::string chakra;
   std::string ranks;
+  std::vector<std::string> settings;
 };
 
 int run_export(const ExportOptions& o)
 {
   Catalog catalog = Catalog::open();
-  ExperimentSpec e = parse_experiment(YamlNode::load_file(o.experiment), catalog);
+  ExperimentSpec e = parse_experiment(experiment_document(o.experiment, o.settings), catalog);
   check_directory(o.chakra, "--chakra");
   std::vector<std::uint32_t> ranks;
   if (!o.ranks.empty()) {
@@ -61,7 +62,8 @@ void add_export_command(CLI::App& app, Action& action)
   CLI::App* cmd = app.add_subcommand(
       "export", "Write an experiment's step as Chakra execution traces (one per GPU, with the communicator groups), "
                 "every rank as a full-mode run simulates it");
-  cmd->add_option("experiment", opt->experiment, "experiment YAML file")->required();
+  cmd->add_option("experiment", opt->experiment, "experiment YAML file (-: standard input)")->required();
+  add_settings_option(*cmd, opt->settings);
   cmd->add_option("--chakra", opt->chakra, "write DIR/workload.RANK.et and DIR/workload.json")->required();
   cmd->add_option("--ranks", opt->ranks, "only these GPUs' traces, e.g. 0-7,64 (default: every GPU)");
   cmd->callback([opt, &action] { action = [opt] { return run_export(*opt); }; });

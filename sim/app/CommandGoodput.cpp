@@ -1,4 +1,5 @@
 // clustersim goodput: the simulated step against failures, checkpoints and restarts.
+#include "Arguments.hpp"
 #include "Commands.hpp"
 #include "Goodput.hpp"
 #include "Isolated.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 struct GoodputOptions {
   std::string experiment;
+  std::vector<std::string> settings; ///< --set KEY=VALUE
   std::string out;
   double tokens = 0;
   long long seed = -1;
@@ -230,7 +232,7 @@ int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec&
                   const std::function<void(ExperimentSpec&)>& flags)
 {
   if (o.out.empty())
-    throw ConfigError(command_line("--out"), "a sweep writes results.csv and results.json", "--out DIR");
+    throw ConfigError(command_line("--out"), "a sweep writes results.csv, results.json and results.jsonl", "--out DIR");
   check_directory(o.out, "--out");
   std::vector<PlotSpec> plots;
   for (auto& [k, v] : doc.entries())
@@ -248,14 +250,12 @@ int goodput_sweep(const GoodputOptions& o, const YamlNode& doc, const SweepSpec&
   for (auto& [k, v] : doc.entries())
     if (k.as_string() == "name")
       name = v.as_string();
-  const std::string csv = rows_to_csv(rows);
   OutputSet files;
-  files.add(o.out + "/results.csv", csv, "--out");
-  files.add(o.out + "/results.json", rows_to_json(name, rows, sweep.points), "--out");
+  const std::string csv = add_result_files(files, o.out, name, rows, sweep.points);
   for (auto& [file, contents] : draw_plots(plots, csv, o.out, name))
     files.add(file, contents, "--out");
   files.commit();
-  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)\n", o.out.c_str(), o.out.c_str(),
+  std::fprintf(stderr, "wrote %s/results.csv, results.json and results.jsonl (%zu rows)\n", o.out.c_str(),
                rows.size());
   return 0;
 }
@@ -268,7 +268,8 @@ void add_goodput_command(CLI::App& app, Action& action)
   CLI::App* cmd = app.add_subcommand(
       "goodput", "Days, GPU-hours and cost of the token budget once failures, checkpoints and restarts are counted: "
                  "the simulated step with the experiment's reliability: section (defaults: Llama 3's fleet)");
-  cmd->add_option("experiment", o->experiment, "experiment YAML file")->required();
+  cmd->add_option("experiment", o->experiment, "experiment YAML file (-: standard input)")->required();
+  add_settings_option(*cmd, o->settings);
   cmd->add_option("--tokens", o->tokens, "token budget (default: the experiment's budget)");
   cmd->add_option("--seed", o->seed, "Monte-Carlo seed (default: reliability.seed)");
   cmd->add_option("--trials", o->trials, "Monte-Carlo runs (default: reliability.trials)");
@@ -286,7 +287,7 @@ void add_goodput_command(CLI::App& app, Action& action)
                           "an integer from 0 to " + std::to_string(1LL << 62) + ", as reliability.seed");
       if (trials && (o->trials < 1 || o->trials > 1000000))
         throw ConfigError(command_line("--trials"), std::to_string(o->trials) + " trials", "1 to 1000000");
-      YamlNode doc = YamlNode::load_file(o->experiment);
+      YamlNode doc = experiment_document(o->experiment, o->settings);
       auto flags = [o, tokens, seed, trials](ExperimentSpec& x) { apply_flags(*o, tokens, seed, trials, x); };
       if (auto sweep = parse_sweep(doc))
         return goodput_sweep(*o, doc, *sweep, flags);

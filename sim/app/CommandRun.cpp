@@ -21,7 +21,7 @@ namespace clustersim {
 namespace {
 
 int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::string& out, const std::string& shard,
-                      int jobs, bool full, const std::string& trace)
+                      int jobs, bool full, const std::string& trace, bool json)
 {
   if (!trace.empty())
     throw ConfigError(command_line("--trace"), "a sweep has no single step to trace",
@@ -59,12 +59,11 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
     std::fprintf(stderr, "sweep: %zu point(s) failed; their rows say why (status error)\n", result.errors);
   std::string csv = rows_to_csv(result.rows);
   if (out.empty()) {
-    std::cout << csv;
+    std::cout << (json ? rows_to_jsonl(result.rows) : csv);
     return 0;
   }
   OutputSet files;
-  files.add(out + "/results.csv", csv, "--out");
-  files.add(out + "/results.json", rows_to_json(result.name, result.rows, sweep.points), "--out");
+  add_result_files(files, out, result.name, result.rows, sweep.points);
   std::size_t figures = 0;
   if (o.shards == 1)
     for (auto& [file, contents] : draw_plots(plots, csv, out, result.name)) {
@@ -72,7 +71,7 @@ int run_sweep_command(const YamlNode& doc, const SweepSpec& sweep, const std::st
       ++figures;
     }
   files.commit();
-  std::fprintf(stderr, "wrote %s/results.csv and %s/results.json (%zu rows)", out.c_str(), out.c_str(),
+  std::fprintf(stderr, "wrote %s/results.csv, results.json and results.jsonl (%zu rows)", out.c_str(),
                result.rows.size());
   if (figures > 0)
     std::fprintf(stderr, " and %zu figure files", figures);
@@ -146,6 +145,7 @@ TraceRequest trace_request(const std::string& trace, const std::string& ranks, c
 /// The flags of `run`.
 struct RunOptions {
   std::string experiment;
+  std::vector<std::string> settings; ///< --set KEY=VALUE
   bool json = false;
   bool full = false;
   std::string out;
@@ -215,9 +215,10 @@ void add_run_command(CLI::App& app, Action& action)
   CLI::App* cmd = app.add_subcommand("run", "Simulate one training step of an experiment and report step time, MFU, "
                                             "scaling efficiency, the step breakdown and memory per GPU; an experiment "
                                             "with a sweep: section runs every point");
-  cmd->add_option("experiment", opt->experiment, "experiment YAML file")->required();
-  cmd->add_flag("--json", opt->json, "print the report as JSON");
-  cmd->add_option("--out", opt->out, "write DIR/report.json and report.txt (sweeps: results.csv and results.json)");
+  cmd->add_option("experiment", opt->experiment, "experiment YAML file (-: standard input)")->required();
+  add_settings_option(*cmd, opt->settings);
+  cmd->add_flag("--json", opt->json, "print the report as JSON (a sweep without --out: one JSON row per line)");
+  cmd->add_option("--out", opt->out, "write DIR/report.json and report.txt (sweeps: results.csv, results.json and results.jsonl)");
   cmd->add_flag("--full", opt->full, "simulate every rank even where folding replicas would be exact");
   cmd->add_option("--shard", opt->shard, "sweeps: run the points with index % N == I (I/N)");
   cmd->add_option("--jobs", opt->jobs, "sweeps: simulations in parallel (default: all cores)");
@@ -250,10 +251,14 @@ void add_run_command(CLI::App& app, Action& action)
   cmd->callback([opt, array, &action] {
     opt->s.array_size_given = array->count() > 0;
     action = [opt] {
-      YamlNode doc = YamlNode::load_file(opt->experiment);
+      YamlNode doc = experiment_document(opt->experiment, opt->settings);
       check_slurm_flags(*opt);
       auto sweep = parse_sweep(doc);
       if (opt->slurm) {
+        if (!opt->settings.empty() || opt->experiment == "-")
+          throw ConfigError(command_line(opt->settings.empty() ? "-" : "--set"),
+                            "--slurm's tasks each read the experiment from its file, without --set or standard input",
+                            "--slurm with the settings written into the experiment file");
         if (!sweep)
           throw ConfigError(command_line("--slurm"), "'" + opt->experiment + "' has no sweep to spread over tasks",
                             "--slurm with an experiment that has a sweep: section");
@@ -263,7 +268,7 @@ void add_run_command(CLI::App& app, Action& action)
         return submit_slurm(doc, *sweep, opt->s);
       }
       if (sweep)
-        return run_sweep_command(doc, *sweep, opt->out, opt->shard, opt->jobs, opt->full, opt->trace);
+        return run_sweep_command(doc, *sweep, opt->out, opt->shard, opt->jobs, opt->full, opt->trace, opt->json);
       if (!opt->shard.empty())
         throw ConfigError(command_line("--shard"), "'" + opt->experiment + "' has no sweep to shard",
                           "--shard with an experiment that has a sweep: section");
@@ -279,7 +284,7 @@ void add_merge_command(CLI::App& app, Action& action)
     std::string out;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("merge", "Join the results of sweep shards into one results.csv / results.json, "
+  CLI::App* cmd = app.add_subcommand("merge", "Join the results of sweep shards into one results.csv / results.json / results.jsonl, "
                                               "identical to an unsharded run");
   cmd->add_option("dirs", opt->dirs, "shard output directories")->required();
   cmd->add_option("--out", opt->out, "output directory")->required();
@@ -339,8 +344,7 @@ void add_merge_command(CLI::App& app, Action& action)
       for (auto& [p, r] : rows)
         ordered.push_back(r);
       OutputSet files;
-      files.add(opt->out + "/results.csv", rows_to_csv(ordered), "--out");
-      files.add(opt->out + "/results.json", rows_to_json(name, ordered, points), "--out");
+      add_result_files(files, opt->out, name, ordered, points);
       files.commit();
       std::fprintf(stderr, "merged %zu rows into %s\n", ordered.size(), opt->out.c_str());
       return 0;

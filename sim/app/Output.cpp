@@ -1,4 +1,5 @@
 #include "Output.hpp"
+#include "Sweep.hpp"
 
 #include "ConfigError.hpp"
 
@@ -307,6 +308,16 @@ void OutputSet::commit(std::size_t stop_after) const
     return; // a test's crash: the journals stay
   for (const auto& d : dirs)
     std::remove(journal_of(d).c_str());
+}
+
+std::string add_result_files(OutputSet& files, const std::string& out, const std::string& name,
+                             const std::vector<nlohmann::ordered_json>& rows, std::size_t points)
+{
+  std::string csv = rows_to_csv(rows);
+  files.add(out + "/results.csv", csv, "--out");
+  files.add(out + "/results.json", rows_to_json(name, rows, points), "--out");
+  files.add(out + "/results.jsonl", rows_to_jsonl(rows), "--out");
+  return csv;
 }
 
 } // namespace clustersim

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace clustersim {
 
 class OutputSet {
@@ -53,5 +55,10 @@ void recover_outputs(const std::string& dir);
 void check_file(const std::string& path, const std::string& flag);
 /// The same for a directory that will hold output files.
 void check_directory(const std::string& dir, const std::string& flag);
+
+/// A sweep's result files in `out`: results.csv, results.json (the rows under their experiment's
+/// name and point count) and results.jsonl (a row per line); returns the CSV, which figures read.
+std::string add_result_files(OutputSet& files, const std::string& out, const std::string& name,
+                             const std::vector<nlohmann::ordered_json>& rows, std::size_t points);
 
 } // namespace clustersim

@@ -62,19 +62,23 @@ const Section* section_named(const std::string& name)
   return nullptr;
 }
 
-/// The key an axis path names, checked against the experiment's tables at the axis's position.
-const KeySpec& axis_key(const std::string& path, const YamlNode& at)
+/// The key a dotted path names (a sweep axis, or a --set key), checked against the experiment's
+/// tables; `fail(what, valid)` throws where the path was written. A setting may name any scalar
+/// key; an axis only one that may vary between points.
+template <class Fail> const KeySpec& path_key(const std::string& path, bool setting, Fail fail)
 {
+  const std::string noun = setting ? "'" + path + "'" : "axis '" + path + "'";
   const std::vector<std::string> parts = split_path(path);
   const Section* section = &experiment_section();
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const KeySpec* k = section->find(parts[i]);
     if (!k)
-      at.fail(unknown_key_message("axis key", parts[i], section->key_names(), section->name, section->hints),
-              join(section->key_names()));
+      fail(unknown_key_message(setting ? "key" : "axis key", parts[i], section->key_names(), section->name,
+                               section->hints),
+           join(section->key_names()));
     if (i + 1 == parts.size()) {
-      if (!k->axis || k->type == KeyType::section || k->type == KeyType::list)
-        at.fail("axis '" + path + "' does not name a scalar of " + section->name, section->name + ".<key>");
+      if ((!k->axis && !setting) || k->type == KeyType::section || k->type == KeyType::list)
+        fail(noun + " does not name a scalar of " + section->name, section->name + ".<key>");
       return *k;
     }
     if (k->type == KeyType::list && !k->nested.empty() && i + 2 < parts.size() &&
@@ -89,11 +93,16 @@ const KeySpec& axis_key(const std::string& path, const YamlNode& at)
                           : k->key == "platform" && section->name == "cluster" ? &platform_section()
                                                                              : nullptr;
     if (!next)
-      at.fail("axis '" + path + "' goes into '" + parts[i] + "', which has no keys of its own",
-              section->name + ".<key>");
+      fail(noun + " goes into '" + parts[i] + "', which has no keys of its own", section->name + ".<key>");
     section = next;
   }
-  at.fail("axis '" + path + "' is empty", "a dotted path such as training.tp");
+  fail(noun + " is empty", "a dotted path such as training.tp");
+  throw std::logic_error("unreachable");
+}
+
+const KeySpec& axis_key(const std::string& path, const YamlNode& at)
+{
+  return path_key(path, false, [&at](const std::string& what, const std::string& valid) { at.fail(what, valid); });
 }
 
 /// An axis into a list item (list.N.key) needs the document to have item N.
@@ -333,6 +342,47 @@ const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std:
   return sweep.axes[k].values[point.choice[k]];
 }
 
+YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings)
+{
+  if (settings.empty())
+    return doc;
+  struct Setting {
+    std::string path, text, origin;
+  };
+  std::vector<Setting> list;
+  for (const std::string& s : settings) {
+    const SourceLocation where = command_line("--set " + s);
+    auto fail = [&where](const std::string& what, const std::string& valid) { throw ConfigError(where, what, valid); };
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      fail("'" + s + "' is not KEY=VALUE", "--set training.tp=4: a dotted key of the experiment, '=', its value");
+    Setting x{s.substr(0, eq), s.substr(eq + 1), where.str()};
+    const KeySpec& key = path_key(x.path, true, fail);
+    if (auto bad = check_scalar(key, x.text))
+      fail(bad->first, bad->second);
+    for (const auto& y : list)
+      if (y.path == x.path)
+        fail("'" + x.path + "' is set twice", "each key once");
+    list.push_back(std::move(x));
+  }
+  auto apply = [list](YAML::Node root) {
+    YamlEdits::Placed placed;
+    for (const auto& x : list) {
+      YAML::Node value(x.text);
+      try {
+        set_path(root, x.path, value);
+      } catch (const ConfigError&) {
+        throw;
+      } catch (const std::runtime_error& e) {
+        throw ConfigError(SourceLocation{x.origin, 0, 0}, e.what(), "an item the experiment has (counted from 0)");
+      }
+      placed.emplace_back(value, x.origin);
+    }
+    return placed;
+  };
+  return doc.edited(apply);
+}
+
 YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point)
 {
   YamlNode fresh = doc.reparse();
@@ -518,6 +568,14 @@ std::string rows_to_csv(const std::vector<Json>& rows)
     o << "\n";
   }
   return o.str();
+}
+
+std::string rows_to_jsonl(const std::vector<Json>& rows)
+{
+  std::string out;
+  for (const auto& r : rows)
+    out += r.dump() + "\n";
+  return out;
 }
 
 std::string rows_to_json(const std::string& name, const std::vector<Json>& rows, std::size_t points)

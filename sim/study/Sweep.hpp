@@ -66,6 +66,10 @@ std::optional<SweepSpec> parse_sweep(const YamlNode& doc);
 SweepPoint point_at(const SweepSpec& sweep, std::size_t index);
 /// The value of axis `k` at a point, as written.
 const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std::size_t k);
+/// The experiment document with command-line settings applied ("training.tp=4": any scalar key
+/// of the experiment's tables, its value checked as the file's would be), applied again on every
+/// later parse of it (each sweep point's); an error in a setting names `--set KEY=VALUE`.
+YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings);
 /// The experiment document of one point: the base, freshly parsed so that every position is
 /// intact, with the point's values set (list values keep the position of their list item).
 YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point);
@@ -118,6 +122,9 @@ SweepResult run_sweep(const YamlNode& doc, const SweepSpec& sweep, const Catalog
 
 /// results.csv: one header, one line per row, columns in a fixed order.
 std::string rows_to_csv(const std::vector<Json>& rows);
+/// JSON Lines: one row object per line, the columns of rows_to_csv with their JSON types
+/// (pandas: read_json(path, lines=True)).
+std::string rows_to_jsonl(const std::vector<Json>& rows);
 /// The columns of a sweep's results.csv, known before any point runs.
 std::vector<std::string> sweep_columns(const SweepSpec& sweep);
 /// results.json: {"experiment": NAME, "rows": [...]} — what `merge` reads back.

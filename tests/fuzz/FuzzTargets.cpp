@@ -549,6 +549,27 @@ int slurm(const std::uint8_t* data, std::size_t size)
   return 0;
 }
 
+/// Command-line settings (`--set KEY=VALUE`, NUL-separated, at most 8) over a small sweep: every
+/// point parses with them, and a setting the document rejects is a one-line error naming it.
+int settings(const std::uint8_t* data, std::size_t size)
+{
+  return guarded([&] {
+    const YamlNode doc = YamlNode::load_string("model: {preset: gpt3-125m, layers: 2}\n"
+                                               "cluster: {platform: dgx-h100, gpus: 8}\n"
+                                               "training: {dp: 8, micro_batch: 1, global_batch: 8}\n"
+                                               "sweep: {axes: {training.micro_batch: [1, 2]}}\n",
+                                               "fuzz-settings.yaml");
+    const YamlNode set = apply_settings(doc, nul_separated(data, size, 8, false));
+    auto sweep = parse_sweep(set);
+    for (std::size_t i = 0; sweep && i < sweep->points; ++i)
+      try {
+        exercise(parse_experiment(apply_point(set, *sweep, point_at(*sweep, i)), catalog()));
+      } catch (const ConfigError& e) {
+        check_message(e);
+      }
+  });
+}
+
 /// Chakra execution traces: the first byte gives the ranks (1-4), the rest is split evenly into
 /// their traces, whose collectives use one group of every rank ("1") or all ranks (""). A trace
 /// set that reads and maps runs on the event engine on one node, and every task must end.
@@ -597,7 +618,8 @@ const std::vector<Target>& targets()
                                      {"validation", validation}, {"units", units},         {"cli", cli},
                                      {"results", results},       {"catalog", catalog_file},
                                      {"faults", faults},         {"engines", engines},     {"goodput", goodput_target},
-                                     {"slurm", slurm},           {"chakra", chakra_traces}};
+                                     {"slurm", slurm},           {"chakra", chakra_traces},
+                                     {"settings", settings}};
   return t;
 }
 
