@@ -446,6 +446,15 @@ TEST_CASE("traces that do not fit together are refused with the file and node at
   std::ofstream(cut + "/trace.1.et", std::ios::binary) << chakra::encode(a).substr(0, 9);
   expect_trace_error(cut, 2, "trace.1.et: byte ", "runs past the end");
   expect_trace_error(temp_dir(), 1, "holds no trace named PREFIX.RANK.et", "PREFIX.0.et");
+  // a host cost past a float's range made the host never issue the kernel (a fuzzer's find)
+  chakra::Trace slow;
+  slow.nodes = {comp(0, {}, 1e-3)};
+  slow.nodes[0].attrs = {chakra::Attr::real("cs_host_s", 1e300)};
+  expect_trace_error(write_foreign({slow}, ""), 1, "trace.0.et: node 0 (COMP_NODE 'k0') has cs_host_s 1e+300",
+                     "a number from 0 to 1e9 seconds");
+  chakra::Trace negative = a;
+  negative.nodes[1].attrs[1] = chakra::Attr::int64("comm_size", -5);
+  expect_trace_error(write_foreign({negative, negative}, groups), 2, "has comm_size -5", "0 to 1e18 bytes");
   chakra::Trace far;
   far.nodes = {comp(0, {}, 1e-3)};
   far.nodes[0].type = chakra::NodeType::send;

@@ -11,6 +11,7 @@
 #include "ConfigError.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <queue>
@@ -267,16 +268,31 @@ CollOp coll_op(const Node& n, const std::string& file)
        "ALL_REDUCE (0), REDUCE (1), ALL_GATHER (2), BROADCAST (5), ALL_TO_ALL (6), REDUCE_SCATTER (7, 8), BARRIER (9)");
 }
 
-/// A value a trace written here keeps exactly (a double attribute), else `fallback`.
-double exact(const Node& n, const char* name, double fallback)
+/// The most seconds and bytes a node may carry (31 years; an exabyte): beyond, a trace is broken.
+constexpr double kMostSeconds = 1e9;
+constexpr double kMostBytes = 1e18;
+
+/// A value a trace written here keeps exactly (a double attribute), else `fallback`; checked to
+/// be finite, at least 0 and at most `most`.
+double exact(const Node& n, const char* name, double fallback, double most, const std::string& file,
+             const char* fallback_name = "duration_micros")
 {
   const Attr* a = n.attr(name);
-  return a && a->kind == Attr::Kind::dbl ? a->d : fallback;
+  const bool has = a && a->kind == Attr::Kind::dbl;
+  const double v = has ? a->d : fallback;
+  if (!(v >= 0 && v <= most)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    fail(file, node_label(n) + " has " + (has ? name : fallback_name) + " " + text,
+         std::string("a number from 0 to ") + (most == kMostBytes ? "1e18 bytes" : "1e9 seconds"));
+  }
+  return v;
 }
 
-double bytes_of(const Node& n)
+double bytes_of(const Node& n, const std::string& file)
 {
-  return exact(n, "cs_bytes", static_cast<double>(n.integer("comm_size", 0)));
+  const std::int64_t size = n.integer("comm_size", 0);
+  return exact(n, "cs_bytes", static_cast<double>(size), kMostBytes, file, "comm_size");
 }
 
 /// Makes the operations of every rank in a dataflow order (see the file comment).
@@ -324,8 +340,9 @@ private:
     Op& op = ranks_[r].ops[o];
     const Node& n = node(r, op);
     if (n.type == NodeType::comp) {
-      op.task = w_.add_compute(r, exact(n, "cs_seconds", static_cast<double>(n.duration_micros) * 1e-6), label(n),
-                               deps(r, op), op.stream, exact(n, "cs_host_s", 0));
+      const std::string& file = files_[r];
+      op.task = w_.add_compute(r, exact(n, "cs_seconds", static_cast<double>(n.duration_micros) * 1e-6, kMostSeconds, file),
+                               label(n), deps(r, op), op.stream, exact(n, "cs_host_s", 0, kMostSeconds, file, "cs_host_s"));
       made(r, o);
       return;
     }
@@ -414,11 +431,11 @@ private:
     const auto [r0, o0] = arrived.front();
     const Node& first = node(r0, ranks_[r0].ops[o0]);
     const CollOp op = coll_op(first, files_[r0]);
-    const double bytes = bytes_of(first);
+    const double bytes = bytes_of(first, files_[r0]);
     std::vector<TaskIds> d(members.size());
     for (const auto& [r, o] : arrived) {
       const Node& n = node(r, ranks_[r].ops[o]);
-      if (coll_op(n, files_[r]) != op || bytes_of(n) != bytes)
+      if (coll_op(n, files_[r]) != op || bytes_of(n, files_[r]) != bytes)
         fail(files_[r], node_label(n) + " meets " + node_label(first) + " of " + files_[r0] +
                             " in the same collective with another type or size",
              "the same comm_type and comm_size on every member");
@@ -458,8 +475,8 @@ private:
       fail(files_[rs], node_label(send) + " and " + node_label(recv) + " of " + files_[rr] +
                            " are both " + to_string(send.type) + " with the same endpoints and tag",
            "a COMM_SEND_NODE on the source and a COMM_RECV_NODE on the destination");
-    const double bytes = bytes_of(send);
-    if (bytes_of(recv) != bytes)
+    const double bytes = bytes_of(send, files_[rs]);
+    if (bytes_of(recv, files_[rr]) != bytes)
       fail(files_[rr], node_label(recv) + " receives another size than " + node_label(send) + " of " + files_[rs] +
                            " sends", "the same comm_size on both sides");
     const auto [s, r] = w_.add_p2p(rs, rr, bytes, ranks_[rs].ops[os].stream, ranks_[rr].ops[orr].stream,
