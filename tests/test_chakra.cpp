@@ -406,6 +406,32 @@ TEST_CASE("traces written elsewhere: compute at its recorded microseconds, colle
   CHECK(r.makespan == doctest::Approx(ar + 2e-3)); // then the last kernel
 }
 
+TEST_CASE("control dependencies on the node itself, on a later node or on a missing one are ignored and "
+          "counted, as PyTorch's converter writes them")
+{
+  // a CPU operator (3) launches a kernel (4); the converter made each a control parent of the
+  // other, gave a node itself as a control parent and named parents it had dropped
+  chakra::Trace t;
+  chakra::Node cpu = comp(3, {}, 0.5);
+  cpu.attrs = {chakra::Attr::boolean("is_cpu_op", true)};
+  cpu.ctrl_deps = {4};
+  chakra::Node kernel = comp(4, {1}, 2e-3);
+  kernel.ctrl_deps = {3, 4, 99};
+  t.nodes = {comp(1, {}, 1e-3), cpu, kernel};
+  const std::string dir = write_foreign({t}, "");
+  const std::string exp = write_temp("pt.yaml", "model: gpt3-125m\ncluster: {platform: dgx-h100, gpus: 1}\n"
+                                                "training: {dp: 1, micro_batch: 1, global_batch: 1}\n"
+                                                "workload: {chakra: " + dir + "}\n");
+  auto r = run_cli("run " + exp + " --json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("step_time_s").get<double>() == doctest::Approx(3e-3));
+  const std::string why = j.at("simulation").at("reason");
+  CHECK(why.find("1 nodes that are not GPU work passed through") != std::string::npos);
+  CHECK(why.find("3 control dependencies not on an earlier node") != std::string::npos);
+}
+
 TEST_CASE("traces that do not fit together are refused with the file and node at fault")
 {
   chakra::Trace a, b;

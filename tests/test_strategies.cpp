@@ -1,6 +1,9 @@
 // Strategies emit the tasks their closed forms predict; executed, the compute stream runs
 // exactly what the cost model priced.
 #include "CollectiveBench.hpp"
+#include "CostModel.hpp"
+#include "Experiment.hpp"
+#include "Yaml.hpp"
 #include "Isolated.hpp"
 #include "Metrics.hpp"
 #include "Simulation.hpp"
@@ -416,4 +419,27 @@ TEST_CASE("a report crosses JSON without loss: every figure of the metric table 
       sum += sim["breakdown"][k.key].get<double>();
   CHECK(sim["breakdown"]["recompute_s"].get<double>() > 0);
   CHECK(sum == doctest::Approx(sim["step_time_s"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("ZeRO's overlapped parameter gathers skip a bucket of no parameters: every collective moves bytes")
+{
+  // Mixtral with one expert group per rank (ep 1): a pipeline stage's expert pool can hold no
+  // parameters, and its bucket was once gathered anyway, a collective of 0 bytes (a tool that
+  // replays the step, ASTRA-sim, waits on it forever)
+  ExperimentSpec e = parse_experiment(YamlNode::load_string(R"(
+model: mixtral-8x7b
+cluster: {platform: dgx-h100, gpus: 64}
+training: {tp: 2, pp: 2, ep: 1, dp: 16, zero: 1, micro_batch: 1, global_batch: 64, precision: bf16,
+           sequence_parallel: true, overlap: {grad_reduce: true, param_gather: true}}
+)",
+                                                            "zero-bytes.yaml"),
+                                    catalog());
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  const StepPlan plan = build_step(cost);
+  std::size_t gathers = 0;
+  for (const auto& call : plan.workload.collectives()) {
+    CHECK(call.bytes > 0);
+    gathers += call.op == CollOp::all_gather && call.category == Category::dp_comm;
+  }
+  CHECK(gathers > 0);
 }

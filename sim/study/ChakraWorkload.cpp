@@ -90,7 +90,18 @@ ChakraFiles find_chakra(const std::string& dir, const SourceLocation& where)
   return f;
 }
 
-Workload load_chakra(const std::string& dir, const SourceLocation& where)
+std::string chakra_reason(const std::string& dir, const chakra::ImportSummary& s)
+{
+  std::string why = "the step's tasks are the Chakra traces of " + dir + ", every rank simulated";
+  if (s.passed_through > 0)
+    why += "; " + std::to_string(s.passed_through) + " nodes that are not GPU work passed through";
+  if (s.ignored_ctrl_deps > 0)
+    why += "; " + std::to_string(s.ignored_ctrl_deps) +
+           " control dependencies not on an earlier node (on itself, a later node or one the trace lacks) ignored";
+  return why;
+}
+
+Workload load_chakra(const std::string& dir, const SourceLocation& where, chakra::ImportSummary* summary)
 {
   const ChakraFiles f = find_chakra(dir, where);
   std::vector<chakra::Trace> traces;
@@ -100,7 +111,8 @@ Workload load_chakra(const std::string& dir, const SourceLocation& where)
   chakra::Groups groups;
   if (!f.groups.empty())
     groups = chakra::decode_groups(read_all(f.groups, where), f.groups);
-  return chakra::from_chakra(traces, groups, f.traces, f.groups.empty() ? dir + "/" + f.prefix + ".json" : f.groups);
+  return chakra::from_chakra(traces, groups, f.traces, f.groups.empty() ? dir + "/" + f.prefix + ".json" : f.groups,
+                            summary);
 }
 
 chakra::Export export_chakra(const ExperimentSpec& e, const std::vector<std::uint32_t>& ranks)

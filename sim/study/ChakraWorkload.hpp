@@ -24,7 +24,9 @@ struct ChakraFiles {
 ChakraFiles find_chakra(const std::string& dir, const SourceLocation& where);
 
 /// Reads every trace of `dir` and maps them onto a Workload; errors name the file at fault.
-Workload load_chakra(const std::string& dir, const SourceLocation& where);
+Workload load_chakra(const std::string& dir, const SourceLocation& where, chakra::ImportSummary* summary = nullptr);
+/// What a traced step's report says of its origin: the directory, and what the mapping left out.
+std::string chakra_reason(const std::string& dir, const chakra::ImportSummary& s);
 
 /// The step of an experiment as it would be simulated with every rank (its traced workload when
 /// it has one), as one trace per rank of `ranks` (every GPU when empty).

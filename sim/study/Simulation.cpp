@@ -257,10 +257,11 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceReques
   const int unit = !mode.fold ? 0 : mode.analytic ? 1 : domain;
   StepPlan plan;
   if (!e.chakra.empty()) {
-    plan.workload = load_chakra(e.chakra, e.at("workload.chakra"));
+    chakra::ImportSummary left_out;
+    plan.workload = load_chakra(e.chakra, e.at("workload.chakra"), &left_out);
     mode.fold = false;
     mode.name = mode.analytic ? mode.name : "full";
-    mode.reason = "the step's tasks are the Chakra traces of " + e.chakra + ", every rank simulated";
+    mode.reason = chakra_reason(e.chakra, left_out);
   } else {
     check_step_size(e, cost, unit, domain);
     plan = build_step(cost, unit, domain);

@@ -47,6 +47,8 @@ public:
       if (gb.of_unit.empty())
         plan_gather_buckets(ctx, stage, p);
       const auto b = static_cast<std::size_t>(gb.of_unit[static_cast<std::size_t>(unit)]);
+      if (gb.bytes[b] <= 0) // parameters this stage does not hold (no experts here): no all-gather
+        continue;
       if (gb.tasks[b].empty()) {
         PerPos none(ctx.stage_ranks(stage).size());
         gb.tasks[b] = ctx.collective(stage, ctx.replica_groups(stage, p), CollOp::all_gather, gb.bytes[b],

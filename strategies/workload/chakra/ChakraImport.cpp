@@ -39,6 +39,7 @@ struct Op {
 
 struct RankOps {
   std::vector<Op> ops;
+  ImportSummary summary;
 };
 
 [[noreturn]] void fail(const std::string& file, const std::string& what, const std::string& valid = "")
@@ -95,9 +96,11 @@ std::vector<std::uint32_t> topological(const Trace& t, const std::unordered_map<
     for (const auto* deps : {&t.nodes[i].ctrl_deps, &t.nodes[i].data_deps})
       for (auto d : *deps) {
         auto it = index.find(d);
+        if (deps == &t.nodes[i].ctrl_deps && !(it != index.end() && it->second < i))
+          continue; // not a control parent listed before its child: ignored (see ImportSummary)
         if (it == index.end())
           fail(file, node_label(t.nodes[i]) + " depends on node " + std::to_string(d) + ", which the trace lacks",
-               "dependencies on nodes of the same trace");
+               "data dependencies on nodes of the same trace");
         out[it->second].push_back(i);
         ++indegree[i];
       }
@@ -147,7 +150,7 @@ public:
     resolved_.assign(t_.nodes.size(), {});
     for (auto i : topological(t_, index, file_))
       place(i, index);
-    return RankOps{std::move(ops_)};
+    return RankOps{std::move(ops_), summary_};
   }
 
 private:
@@ -158,14 +161,21 @@ private:
     for (auto d : n.data_deps)
       for (auto p : resolved_[index.at(d)])
         add_unique(data, p);
-    for (auto d : n.ctrl_deps)
-      for (auto p : resolved_[index.at(d)])
+    for (auto d : n.ctrl_deps) {
+      auto it = index.find(d);
+      if (it == index.end() || it->second >= i) {
+        ++summary_.ignored_ctrl_deps;
+        continue;
+      }
+      for (auto p : resolved_[it->second])
         add_unique(ctrl, p);
+    }
     std::vector<std::uint32_t> preds = data;
     for (auto p : ctrl)
       add_unique(preds, p);
     if (!is_op(n)) { // passed through: its dependents wait for what it waited for
       resolved_[i] = std::move(preds);
+      ++summary_.passed_through;
       return;
     }
     if (n.type == NodeType::recv && sendrecv_half(n) && !ops_.empty()) {
@@ -237,6 +247,7 @@ private:
   std::vector<Op> ops_;
   std::vector<std::vector<std::uint32_t>> resolved_; ///< per node: the operations it stands for
   std::map<std::string, std::int64_t> seq_;
+  ImportSummary summary_;
   int last_[kStreamCount] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 };
 
@@ -305,11 +316,16 @@ public:
   {
   }
 
-  Workload run()
+  Workload run(ImportSummary* summary)
   {
     ranks_.reserve(traces_.size());
-    for (std::uint32_t r = 0; r < traces_.size(); ++r)
+    for (std::uint32_t r = 0; r < traces_.size(); ++r) {
       ranks_.push_back(RankLayout(traces_[r], r, traces_.size(), files_[r]).run());
+      if (summary) {
+        summary->passed_through += ranks_.back().summary.passed_through;
+        summary->ignored_ctrl_deps += ranks_.back().summary.ignored_ctrl_deps;
+      }
+    }
     for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
       auto& ops = ranks_[r].ops;
       for (std::uint32_t o = 0; o < ops.size(); ++o) {
@@ -517,9 +533,9 @@ private:
 } // namespace
 
 Workload from_chakra(const std::vector<Trace>& traces, const Groups& groups, const std::vector<std::string>& files,
-                     const std::string& groups_file)
+                     const std::string& groups_file, ImportSummary* summary)
 {
-  return Builder(traces, groups, files, groups_file).run();
+  return Builder(traces, groups, files, groups_file).run(summary);
 }
 
 } // namespace clustersim::chakra

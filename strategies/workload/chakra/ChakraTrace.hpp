@@ -121,13 +121,25 @@ struct Export {
 };
 Export to_chakra(const Workload& w, const std::vector<std::uint32_t>& ranks, const std::string& description);
 
+/// What a mapping left out, for the report to say.
+struct ImportSummary {
+  std::size_t passed_through = 0;    ///< nodes that are not GPU work (metadata, CPU operators, ...)
+  std::size_t ignored_ctrl_deps = 0; ///< control dependencies not on an earlier node of the trace
+};
+
 /// Maps one trace per rank (rank = index) onto a Workload of that many ranks: compute nodes
 /// at their recorded durations, collectives matched across their group's members (by call in
 /// a trace written here, else by their order within the group), sends matched to receives by
 /// (source, destination, tag). Nodes that neither compute nor communicate on the GPU (metadata,
 /// CPU operators, memory and storage) are passed through: what depends on them depends on what
-/// they depended on. `files` name the traces in errors.
+/// they depended on. A control dependency is kept where it names a node listed before its child
+/// (as clustersim writes them: the stream predecessor); one on itself, on a later node or on a
+/// node the trace lacks is ignored and counted in `summary` (PyTorch's converter writes all three,
+/// and cycles through them; Chakra's first feeder read no control dependencies at all). A data
+/// dependency must name a node of the trace, before or after it, and the data dependencies must
+/// not form a cycle.
+/// `files` name the traces in errors.
 Workload from_chakra(const std::vector<Trace>& traces, const Groups& groups, const std::vector<std::string>& files,
-                     const std::string& groups_file);
+                     const std::string& groups_file, ImportSummary* summary = nullptr);
 
 } // namespace clustersim::chakra
