@@ -481,6 +481,12 @@ TEST_CASE("traces that do not fit together are refused with the file and node at
   chakra::Trace negative = a;
   negative.nodes[1].attrs[1] = chakra::Attr::int64("comm_size", -5);
   expect_trace_error(write_foreign({negative, negative}, groups), 2, "has comm_size -5", "0 to 1e18 bytes");
+  // a host trace not linked with its device trace: only CPU operators, a step of nothing
+  chakra::Trace host;
+  host.nodes = {comp(0, {}, 1e-3)};
+  host.nodes[0].attrs = {chakra::Attr::boolean("is_cpu_op", true)};
+  expect_trace_error(write_foreign({host}, ""), 1, "trace.0.et: the traces hold no GPU work: 1 nodes",
+                     "chakra_trace_link");
   chakra::Trace far;
   far.nodes = {comp(0, {}, 1e-3)};
   far.nodes[0].type = chakra::NodeType::send;

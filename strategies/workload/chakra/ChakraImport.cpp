@@ -326,6 +326,17 @@ public:
         summary->ignored_ctrl_deps += ranks_.back().summary.ignored_ctrl_deps;
       }
     }
+    std::size_t work = 0, passed = 0;
+    for (const auto& rank : ranks_) {
+      work += rank.ops.size();
+      passed += rank.summary.passed_through;
+    }
+    if (work == 0) // a step of nothing would read as 0 s
+      fail(files_.empty() ? groups_file_ : files_.front(),
+           "the traces hold no GPU work: " + std::to_string(passed) +
+               " nodes, all CPU operators, metadata or memory nodes",
+           "traces with COMP_NODE (not is_cpu_op), COMM_COLL_NODE, COMM_SEND_NODE or COMM_RECV_NODE nodes (a "
+           "PyTorch host trace carries its GPU kernels once linked with its Kineto trace, chakra_trace_link)");
     for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
       auto& ops = ranks_[r].ops;
       for (std::uint32_t o = 0; o < ops.size(); ++o) {
