@@ -479,7 +479,7 @@ TEST_CASE("platform show --svg draws the fabric by tier with nodes and switches 
   CHECK(static_cast<std::size_t>(std::count(two.begin(), two.end(), '\n')) < lines);
 }
 
-TEST_CASE("--set sets a key over the file's value, at every sweep point too; a bad setting is one line naming it")
+TEST_CASE("--set sets a key over the file's value, at every sweep point too, and a bad setting is one line naming it")
 {
   const std::string exp = write_temp("set.yaml", R"(
 name: set
