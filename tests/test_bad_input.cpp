@@ -760,6 +760,11 @@ TEST_CASE("simulation.max_tasks bounds the step a run may build, and the bound c
                           "training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 256}\n";
   std::string small = write_temp("max-tasks.yaml", exp + "simulation: {mode: full, max_tasks: 20000}\n");
   expect_error("run " + small, small + ":4:", "tasks to simulate, more than the 20000 of simulation.max_tasks");
+  // an export builds the same step, so it is bounded the same way, before anything is written
+  const std::string out = temp_dir() + "/et";
+  expect_error("export " + small + " --chakra " + out, small + ":4:",
+               "tasks to simulate, more than the 20000 of simulation.max_tasks");
+  CHECK(!std::filesystem::exists(out));
   std::string raised = write_temp("max-tasks-raised.yaml", exp + "simulation: {mode: full, max_tasks: 2000000}\n");
   auto r = run_cli("run " + raised);
   CHECK_MESSAGE(r.exit_code == 0, r.err);

@@ -2,6 +2,7 @@
 
 #include "ClusterGraph.hpp"
 #include "CostModel.hpp"
+#include "Simulation.hpp"
 #include "StepBuilder.hpp"
 
 #include <filesystem>
@@ -121,6 +122,7 @@ chakra::Export export_chakra(const ExperimentSpec& e, const std::vector<std::uin
     return chakra::to_chakra(load_chakra(e.chakra, e.at("workload.chakra")), ranks, e.name);
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
   CostModel cost(e.model, e.training, e.platform.node.gpu);
+  check_step_size(e, cost, 0, cluster.gpus_per_domain());
   StepPlan plan = build_step(cost, 0, cluster.gpus_per_domain());
   return chakra::to_chakra(plan.workload, ranks, e.name);
 }

@@ -25,16 +25,6 @@
 
 namespace clustersim {
 
-namespace {
-
-/// How the step is simulated: folded (one rank per stage) or every rank, and why.
-struct ModeChoice {
-  bool fold = false;
-  bool analytic = false;
-  std::string name;
-  std::string reason;
-};
-
 /// A step's tasks grow linearly with its micro-batches (each runs forward and backward on every
 /// stage): two small builds (pp and 2 pp micro-batches) give the slope, and a step of more than
 /// simulation.max_tasks is refused at global_batch before it is built. Steps of up to 16 pp
@@ -69,6 +59,16 @@ void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, i
                     "a global_batch of at most " + std::to_string(std::max(fit, m1) * t.micro_batch * t.dp) +
                         " here (past the pipeline's fill a step grows by the same time per micro-batch)" + raise);
 }
+
+namespace {
+
+/// How the step is simulated: folded (one rank per stage) or every rank, and why.
+struct ModeChoice {
+  bool fold = false;
+  bool analytic = false;
+  std::string name;
+  std::string reason;
+};
 
 ModeChoice choose_mode(const ExperimentSpec& e)
 {

@@ -106,6 +106,10 @@ struct RunMetrics {
 /// still needs one (a fragmented cluster, where jobs share leaves).
 std::vector<std::vector<std::uint32_t>> job_gpus(const ExperimentSpec& e);
 
+/// Refuses (ConfigError at training.global_batch) a step whose task count, extrapolated from two
+/// small builds, exceeds simulation.max_tasks; `unit` and `domain` as build_step takes them.
+void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, int domain);
+
 /// Simulates in this process (with the simgrid engine it creates the SimGrid engine: call it
 /// once per process). With `trace`, also writes there a Chrome/Perfetto trace of the step; with
 /// `result`, every task's times (for tests that compare engines).

@@ -17,6 +17,7 @@
 #include <queue>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace clustersim::chakra {
 
@@ -418,8 +419,11 @@ private:
     l.micro_batch = static_cast<int>(n.integer("cs_micro_batch", -1));
     // a Workload keeps at most 255 names: a foreign trace's kernels beyond that go by their kind
     l.name = n.name.empty() ? to_string(n.type) : n.name;
-    if (std::find(w_.names().begin(), w_.names().end(), l.name) == w_.names().end() && w_.names().size() >= 240)
-      l.name = to_string(n.type);
+    if (!names_.count(l.name)) {
+      if (names_.size() >= 240)
+        l.name = to_string(n.type);
+      names_.insert(l.name);
+    }
     return l;
   }
 
@@ -539,6 +543,7 @@ private:
   std::deque<std::pair<std::uint32_t, std::uint32_t>> queue_;
   std::map<std::string, std::vector<std::pair<std::uint32_t, std::uint32_t>>> pending_;
   std::map<std::string, std::uint32_t> group_index_;
+  std::unordered_set<std::string> names_; // labels given so far (at most 240 of a trace's own)
 };
 
 } // namespace
