@@ -541,6 +541,49 @@ sweep: {axes: {training.micro_batch: [1, 2]}}
   }
 }
 
+TEST_CASE("validate --set sets a key of every case, the same as the case written with it")
+{
+  const std::string cases = "cases:\n"
+                            "- id: a\n  source: test\n  model: {preset: gpt3-125m, layers: 2}\n"
+                            "  cluster: {platform: dgx-h100, gpus: 8}\n"
+                            "  training: {dp: 8, micro_batch: 1, global_batch: 8}\n"
+                            "  measured: {metric: step_time_s, value: 1.0}\n"
+                            "- id: b\n  source: test\n  model: {preset: gpt3-125m, layers: 2}\n"
+                            "  cluster: {platform: dgx-h100, gpus: 8}\n"
+                            "  training: {tp: 2, dp: 4, micro_batch: 1, global_batch: 8}\n"
+                            "  measured: {metric: step_time_s, value: 1.0}\n";
+  const std::string file = write_temp("set-cases.yaml", cases);
+  std::string written = cases;
+  for (std::size_t at = 0; (at = written.find("global_batch: 8}", at)) != std::string::npos; ++at)
+    written.replace(at, 16, "global_batch: 32}");
+  const std::string edited = write_temp("set-cases-written.yaml", written);
+  auto predicted = [](const std::string& args) {
+    auto r = run_cli("validate " + args + " --jobs 1 --json");
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::vector<double> p;
+    const auto report = nlohmann::json::parse(r.out);
+    for (const auto& row : report.at("cases"))
+      p.push_back(row.at("predicted").get<double>());
+    return p;
+  };
+  const auto plain = predicted(file), set = predicted(file + " --set training.global_batch=32");
+  REQUIRE(set.size() == 2);
+  CHECK(set == predicted(edited));
+  CHECK(set[0] > 3 * plain[0]);
+  CHECK(set[1] > 3 * plain[1]);
+  // a key of the case that is not an experiment's is refused like a misspelt one
+  for (const auto& [bad, what] : std::vector<std::pair<std::string, std::string>>{
+           {"--set measured.value=2", "a validation case has no 'measured' section"},
+           {"--set simulation.mode=full", "a validation case has no 'simulation' section"},
+           {"--set training.tpp=2", "unknown key 'tpp' in training"}}) {
+    auto r = run_cli("validate " + file + " " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("command line: " + bad + ": " + what, 0) == 0);
+  }
+}
+
 TEST_CASE("- reads the experiment from standard input")
 {
   const std::string exp = write_temp("stdin.yaml", "model: {preset: gpt3-125m, layers: 2}\n"

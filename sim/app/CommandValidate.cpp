@@ -1,8 +1,10 @@
+#include "Arguments.hpp"
 #include "Commands.hpp"
 #include "Isolated.hpp"
 #include "Output.hpp"
 #include "Report.hpp"
 #include "Suggest.hpp"
+#include "Sweep.hpp"
 #include "Validation.hpp"
 
 #include <algorithm>
@@ -108,6 +110,7 @@ void add_validate_command(CLI::App& app, Action& action)
     std::string only;
     bool kernels = false;
     std::string engine;
+    std::vector<std::string> settings; ///< --set KEY=VALUE, on every case
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict published training runs from their configuration and "
@@ -120,6 +123,7 @@ void add_validate_command(CLI::App& app, Action& action)
   cmd->add_flag("--kernels", opt->kernels, "with --case: also the priced kernels of one layer");
   cmd->add_option("--engine", opt->engine,
                   "the engine that runs every case: event (default) or simgrid (SimGrid's actors, the reference)");
+  add_settings_option(*cmd, opt->settings);
   cmd->callback([opt, &action] {
     action = [opt] {
       if (!opt->csv.empty())
@@ -127,10 +131,17 @@ void add_validate_command(CLI::App& app, Action& action)
       const auto& engines = engine_names();
       if (!opt->engine.empty() && std::find(engines.begin(), engines.end(), opt->engine) == engines.end())
         throw ConfigError(command_line("--engine"), unknown_name("engine", opt->engine, engines), join(engines));
+      // a case holds an experiment's model, cluster and training, not its other sections
+      for (const auto& s : opt->settings) {
+        const std::string section = s.substr(0, s.find_first_of(".="));
+        if (section != "model" && section != "cluster" && section != "training" && s.find('=') != std::string::npos)
+          throw ConfigError(command_line("--set " + s), "a validation case has no '" + section + "' section",
+                            "keys of model, cluster and training (--engine picks the engine)");
+      }
       Catalog catalog = Catalog::open();
       std::vector<ValidationCase> cases;
       for (const auto& f : opt->files) {
-        auto more = load_validation_cases(f, catalog);
+        auto more = parse_validation_cases(apply_settings(YamlNode::load_file(f), opt->settings, "cases"), catalog);
         for (auto& c : more) {
           for (const auto& prev : cases)
             if (prev.id == c.id)

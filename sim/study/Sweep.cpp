@@ -342,7 +342,7 @@ const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std:
   return sweep.axes[k].values[point.choice[k]];
 }
 
-YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings)
+YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings, const std::string& each)
 {
   if (settings.empty())
     return doc;
@@ -365,12 +365,19 @@ YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& set
         fail("'" + x.path + "' is set twice", "each key once");
     list.push_back(std::move(x));
   }
-  auto apply = [list](YAML::Node root) {
+  auto apply = [list, each](YAML::Node root) {
     YamlEdits::Placed placed;
+    std::vector<YAML::Node> targets;
+    if (each.empty())
+      targets.push_back(root);
+    else if (root.IsMap() && root[each].IsSequence())
+      for (std::size_t i = 0; i < root[each].size(); ++i)
+        targets.push_back(root[each][i]);
     for (const auto& x : list) {
       YAML::Node value(x.text);
       try {
-        set_path(root, x.path, value);
+        for (auto& target : targets)
+          set_path(target, x.path, value);
       } catch (const ConfigError&) {
         throw;
       } catch (const std::runtime_error& e) {

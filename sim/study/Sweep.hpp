@@ -68,8 +68,10 @@ SweepPoint point_at(const SweepSpec& sweep, std::size_t index);
 const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std::size_t k);
 /// The experiment document with command-line settings applied ("training.tp=4": any scalar key
 /// of the experiment's tables, its value checked as the file's would be), applied again on every
-/// later parse of it (each sweep point's); an error in a setting names `--set KEY=VALUE`.
-YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings);
+/// later parse of it (each sweep point's); an error in a setting names `--set KEY=VALUE`. With
+/// `each` ("cases" of a validation file), every item of that list is an experiment and gets them.
+YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings,
+                        const std::string& each = "");
 /// The experiment document of one point: the base, freshly parsed so that every position is
 /// intact, with the point's values set (list values keep the position of their list item).
 YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point);
