@@ -3,6 +3,7 @@
 #include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
 #include "Planner.hpp"
+#include "Validation.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
@@ -13,6 +14,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -248,6 +251,7 @@ TEST_CASE("plan rejects bad arguments with exit 2 and one line")
            {"plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 12 --global-batch 64", "not whole"},
            {"plan --model gpt3-13x --platform dgx-a100-80gb --gpus 16 --global-batch 64", "gpt3-13b"},
            {"plan --check /nonexistent.yaml", "cannot open"},
+           {base + " --emit " + write_temp("emit-file", "x"), "--emit"},
        }) {
     auto r = run_cli(b.args);
     INFO(b.args);
@@ -369,4 +373,181 @@ TEST_CASE("a MoE layout's floor adds the EP exchanges that must cross NICs, and 
       CHECK(after < alltoall[ep]);
   }
   CHECK(rows == 6);
+}
+
+namespace {
+
+/// `--flag value` and `--flag` lines of an emitted argument file (comments skipped).
+std::map<std::string, std::string> megatron_flags(const std::string& text)
+{
+  std::map<std::string, std::string> flags;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    REQUIRE(line.rfind("--", 0) == 0);
+    const auto sp = line.find(' ');
+    flags[line.substr(2, sp == std::string::npos ? std::string::npos : sp - 2)] =
+        sp == std::string::npos ? "" : line.substr(sp + 1);
+  }
+  return flags;
+}
+
+/// `key = value` lines of a TOML file, by "section.key".
+std::map<std::string, std::string> toml_keys(const std::string& text)
+{
+  std::map<std::string, std::string> keys;
+  std::istringstream in(text);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const auto eq = line.find(" = ");
+    REQUIRE(eq != std::string::npos);
+    keys[section + "." + line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  return keys;
+}
+
+int number(const std::map<std::string, std::string>& m, const std::string& key)
+{
+  auto it = m.find(key);
+  REQUIRE_MESSAGE(it != m.end(), key);
+  return std::stoi(it->second);
+}
+
+} // namespace
+
+TEST_CASE("plan --emit writes experiments that run the simulated steps, and Megatron-LM arguments of the same layouts")
+{
+  const std::string dir = temp_dir() + "/plans";
+  auto r = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 3 --fixed tp=2 "
+                   "--fixed pp=2 --fixed vpp=2 --fixed recompute=full --emit " + dir);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("wrote 3 layouts (9 files) and plan.json to " + dir) != std::string::npos);
+  const auto plan = nlohmann::json::parse(read_file(dir + "/plan.json"));
+  REQUIRE(plan["ranked"].size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& c = plan["ranked"][i];
+    const std::string rank = dir + "/rank-" + std::to_string(i + 1);
+    auto run = run_cli("run " + rank + "/experiment.yaml --json");
+    INFO(rank << ": " << run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.err.empty()); // no warning: nothing written that the layout ignores
+    CHECK(nlohmann::json::parse(run.out)["step_time_s"].get<double>() == c["step_time_s"].get<double>());
+    // the arguments read back as Megatron-LM reads them name the planned layout
+    const auto flags = megatron_flags(read_file(rank + "/megatron-lm.args"));
+    const int tp = number(flags, "tensor-model-parallel-size"), pp = number(flags, "pipeline-model-parallel-size"),
+              cp = number(flags, "context-parallel-size");
+    CHECK(tp == c["tp"].get<int>());
+    CHECK(pp == c["pp"].get<int>());
+    CHECK(cp == c["cp"].get<int>());
+    CHECK(32 / (tp * pp * cp) == c["dp"].get<int>());
+    CHECK(number(flags, "num-layers") / pp / number(flags, "num-layers-per-virtual-pipeline-stage") ==
+          c["vpp"].get<int>());
+    CHECK(number(flags, "micro-batch-size") == c["micro_batch"].get<int>());
+    CHECK(number(flags, "global-batch-size") == 64);
+    CHECK(number(flags, "seq-length") == 4096);
+    CHECK(flags.count("sequence-parallel") == (c["sequence_parallel"].get<bool>() ? 1u : 0u));
+    CHECK(flags.at("recompute-granularity") == "full");
+    CHECK(flags.at("recompute-method") == "uniform");
+    CHECK(flags.count("use-distributed-optimizer") == (c["zero"].get<int>() == 1 ? 1u : 0u));
+    CHECK(flags.count("bf16") == 1);
+    CHECK(flags.count("swiglu") == 1);
+    CHECK(flags.at("normalization") == "RMSNorm");
+    // NeMo 2's Megatron-Bridge keys name the same layout
+    std::map<std::string, std::string> bridge;
+    std::istringstream in(read_file(rank + "/megatron-bridge.overrides"));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#')
+        bridge[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+    CHECK(number(bridge, "model.tensor_model_parallel_size") == tp);
+    CHECK(number(bridge, "model.pipeline_model_parallel_size") == pp);
+    CHECK(number(bridge, "model.context_parallel_size") == cp);
+    CHECK(number(bridge, "train.micro_batch_size") == c["micro_batch"].get<int>());
+    CHECK(number(bridge, "train.global_batch_size") == 64);
+    CHECK(bridge.at("ddp.use_distributed_optimizer") == (c["zero"].get<int>() >= 1 ? "true" : "false"));
+  }
+}
+
+TEST_CASE("plan --emit writes torchtitan's TOML and DeepSpeed's JSON for plans of those frameworks")
+{
+  const std::string dir = temp_dir();
+  auto titan = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 1 "
+                       "--fixed framework=torchtitan --fixed zero=3 --fixed pp=2 --emit " + dir + "/titan --json");
+  REQUIRE_MESSAGE(titan.exit_code == 0, titan.err);
+  const auto c = nlohmann::json::parse(titan.out)["ranked"][0];
+  const auto keys = toml_keys(read_file(dir + "/titan/rank-1/torchtitan.toml"));
+  CHECK(number(keys, "parallelism.tensor_parallel_degree") == c["tp"].get<int>());
+  CHECK(number(keys, "parallelism.pipeline_parallel_degree") == 2);
+  CHECK(number(keys, "parallelism.data_parallel_shard_degree") == c["dp"].get<int>());
+  CHECK(number(keys, "parallelism.data_parallel_replicate_degree") == 1);
+  CHECK(number(keys, "parallelism.pipeline_parallel_microbatch_size") == c["micro_batch"].get<int>());
+  // with a pipeline, a rank's batch is its share of the global batch, cut into micro-batches
+  CHECK(number(keys, "training.local_batch_size") * c["dp"].get<int>() == 64);
+  CHECK(number(keys, "training.seq_len") == 4096);
+  CHECK(keys.at("activation_checkpoint.mode") == "\"" + c["recompute"].get<std::string>() + "\"");
+  CHECK(!std::filesystem::exists(dir + "/titan/rank-1/megatron-lm.args"));
+
+  auto ds = run_cli("plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 16 --global-batch 64 --top 1 "
+                    "--fixed framework=deepspeed --fixed pp=1 --emit " + dir + "/ds --json");
+  REQUIRE_MESSAGE(ds.exit_code == 0, ds.err);
+  const auto d = nlohmann::json::parse(ds.out)["ranked"][0];
+  const auto config = nlohmann::json::parse(read_file(dir + "/ds/rank-1/ds_config.json"));
+  CHECK(config["train_batch_size"] == 64);
+  CHECK(config["train_micro_batch_size_per_gpu"] == d["micro_batch"]);
+  CHECK(config["train_micro_batch_size_per_gpu"].get<int>() * config["gradient_accumulation_steps"].get<int>() *
+            d["dp"].get<int>() ==
+        64);
+  CHECK(config["zero_optimization"]["stage"] == d["zero"]);
+  CHECK(config["bf16"]["enabled"] == true);
+  auto run = run_cli("run " + dir + "/ds/rank-1/experiment.yaml --json");
+  REQUIRE(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(run.out)["step_time_s"] == d["step_time_s"]);
+}
+
+TEST_CASE("plan shows the validated error beside its layouts and marks those within it of the best as ties")
+{
+  const ValidatedError dense = validated_error(catalog().root() + "/experiments/validation/accuracy.yaml", false);
+  CHECK(dense.cases > 100);
+  CHECK(dense.median_abs_error > 0.01);
+  CHECK(dense.median_abs_error < 0.5);
+  auto j = plan_json("--model gpt3-1.3b --platform dgx-a100-80gb --gpus 32 --global-batch 128 --top 4");
+  CHECK(j["validated_error"]["kind"] == "dense");
+  CHECK(j["validated_error"]["median_abs_error"].get<double>() == dense.median_abs_error);
+  const auto& r = j["ranked"];
+  REQUIRE(r.size() == 4);
+  CHECK(r[0]["ties_best"] == false);
+  const double best = r[0]["step_time_s"].get<double>();
+  for (std::size_t i = 1; i < r.size(); ++i)
+    CHECK(r[i]["ties_best"].get<bool>() == (r[i]["step_time_s"].get<double>() <= best * (1 + dense.median_abs_error)));
+  auto text = run_cli("plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 32 --global-batch 128 --top 4");
+  CHECK(text.out.find("validated error: median") != std::string::npos);
+  // the file's public line agrees with the golden validation of the public set
+  const auto golden = nlohmann::json::parse(read_file(catalog().root() + "/tests/golden/validate-public.json"));
+  char line[96];
+  std::snprintf(line, sizeof line, "public: %zu cases, median %.1f %%", golden["summary"]["count"].get<std::size_t>(),
+                100 * golden["summary"]["median_abs_error"].get<double>());
+  CHECK_MESSAGE(read_file(catalog().root() + "/experiments/validation/accuracy.yaml").find(line) != std::string::npos,
+                "experiments/validation/accuracy.yaml is stale: run scripts/update-accuracy.sh");
+}
+
+TEST_CASE("a malformed accuracy file is one error naming its line")
+{
+  const std::string f = write_temp("accuracy.yaml", "dense: {cases: 3, median_abs_error: -1, sets: [a]}\n"
+                                                    "moe: {cases: 3, median_abs_error: 0.1, sets: [b]}\n");
+  try {
+    validated_error(f, false);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find(f + ":1:") == 0);
+  }
+  const std::string missing = write_temp("accuracy-moe.yaml", "dense: {cases: 3, median_abs_error: 0.1, sets: [a]}\n");
+  CHECK_THROWS_AS(validated_error(missing, true), ConfigError);
 }

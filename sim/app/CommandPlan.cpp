@@ -4,6 +4,8 @@
 #include "Experiment.hpp"
 #include "Commands.hpp"
 #include "Isolated.hpp"
+#include "LaunchConfig.hpp"
+#include "Output.hpp"
 #include "Metrics.hpp"
 #include "PlanObjective.hpp"
 #include "Planner.hpp"
@@ -11,10 +13,12 @@
 #include "Validation.hpp"
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -48,7 +52,15 @@ OJson candidate_json(const PlanRequest& r, const PlanCandidate& c)
   return j;
 }
 
-std::string report(const PlanRequest& r, const PlanResult& res)
+/// Whether a simulated layout's objective lies within the validated error of the best's.
+bool ties_best(const PlanRequest& r, const PlanResult& res, const PlanCandidate& c, const ValidatedError& band)
+{
+  const PlanCandidate& best = res.ranked.front();
+  return plan_objective(r, c.gpus, c.sim.step_time_s) <=
+         plan_objective(r, best.gpus, best.sim.step_time_s) * (1 + band.median_abs_error);
+}
+
+std::string report(const PlanRequest& r, const PlanResult& res, const ValidatedError& band)
 {
   std::ostringstream o;
   char buf[512];
@@ -83,13 +95,14 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   for (const auto& c : res.ranked)
     width = std::max(width, static_cast<int>(describe_layout(c.training).size()));
   std::snprintf(buf, sizeof buf,
-                "\n   #  GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok%s\n",
+                "\n   #    GPUs  %-*s estimate   simulated    MFU   tokens/s  peak mem  exp. comm   bubble  $/Mtok%s\n",
                 width, "layout", shown ? "  objective" : "");
   o << buf;
   int i = 0;
   for (const auto& c : res.ranked) {
-    std::snprintf(buf, sizeof buf, "  %2d  %4d  %-*s %8.3f s %8.3f s %5.1f %% %9.0f %6.1f GiB %8.3f s %7.3f s %7.3f\n",
-                  ++i, c.gpus, width, describe_layout(c.training).c_str(), c.estimate_s, c.sim.step_time_s,
+    const char* tie = i > 0 && ties_best(r, res, c, band) ? "~" : " ";
+    std::snprintf(buf, sizeof buf, "  %2d %s  %4d  %-*s %8.3f s %8.3f s %5.1f %% %9.0f %6.1f GiB %8.3f s %7.3f s %7.3f\n",
+                  ++i, tie, c.gpus, width, describe_layout(c.training).c_str(), c.estimate_s, c.sim.step_time_s,
                   100 * c.sim.mfu, c.sim.tokens_per_s, c.peak_bytes / 1073741824.0, c.sim.breakdown.exposed_comm(),
                   c.sim.breakdown.bubble, usd_per_million_tokens(r, c));
     o << buf;
@@ -101,14 +114,22 @@ std::string report(const PlanRequest& r, const PlanResult& res)
   std::snprintf(buf, sizeof buf, "\n  rank correlation of estimate and simulation over these %zu: %.2f (Spearman)\n",
                 res.ranked.size(), res.rank_correlation);
   o << buf;
+  std::snprintf(buf, sizeof buf,
+                "  validated error: median %.1f %% over %lld published runs of %s models "
+                "(experiments/validation/accuracy.yaml);\n  ~ marks a layout within it of the best: a tie the "
+                "model cannot order\n",
+                100 * band.median_abs_error, band.cases, band.kind.c_str());
+  o << buf;
   return o.str();
 }
 
-OJson result_json(const PlanRequest& r, const PlanResult& res)
+OJson result_json(const PlanRequest& r, const PlanResult& res, const ValidatedError& band)
 {
   OJson ranked = OJson::array();
-  for (const auto& c : res.ranked)
+  for (const auto& c : res.ranked) {
     ranked.push_back(candidate_json(r, c));
+    ranked.back()["ties_best"] = &c != &res.ranked.front() && ties_best(r, res, c, band);
+  }
   OJson rejected = OJson::object();
   for (const auto& [why, n] : res.rejected)
     rejected[why] = n;
@@ -119,6 +140,11 @@ OJson result_json(const PlanRequest& r, const PlanResult& res)
           {"ranked", ranked},         {"rank_correlation", res.rank_correlation}};
   if (plan_objective_named(r.objective).has_deadline())
     j["deadline_met"] = res.deadline_met;
+  j["validated_error"] = {{"kind", band.kind},
+                          {"cases", band.cases},
+                          {"median_abs_error", band.median_abs_error},
+                          {"sets", band.sets},
+                          {"source", "experiments/validation/accuracy.yaml"}};
   return j;
 }
 
@@ -203,7 +229,7 @@ int check(const std::vector<std::string>& files, const std::string& only, int to
 namespace {
 
 struct PlanOptions {
-  std::string model, platform, precision, objective = "time", tokens = "1e12", check, only;
+  std::string model, platform, precision, objective = "time", tokens = "1e12", check, only, emit;
   int gpus = 0, global_batch = 0, seq = 0, top = 5, max_tp = 0, jobs = 0;
   double deadline_days = 0;
   std::vector<std::string> fixed;
@@ -266,6 +292,69 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   return r;
 }
 
+/// The `model:` of an emitted experiment, as the user named the model: a preset, a Hugging Face
+/// config.json or a model YAML (inlined, its hf_config made absolute), with the planned seq_len.
+std::string model_yaml(const PlanOptions& o, const ModelSpec& m)
+{
+  namespace fs = std::filesystem;
+  YAML::Node node;
+  const bool file = (o.model.find('/') != std::string::npos || o.model.size() > 5) && fs::is_regular_file(o.model);
+  if (!file) {
+    node["preset"] = o.model;
+  } else if (o.model.size() > 5 && o.model.compare(o.model.size() - 5, 5, ".json") == 0) {
+    node["hf_config"] = fs::absolute(o.model).lexically_normal().string();
+  } else {
+    node = YAML::Clone(YamlNode::load_file(o.model).raw());
+    if (node["hf_config"])
+      node["hf_config"] = (fs::absolute(o.model).parent_path() / node["hf_config"].as<std::string>())
+                              .lexically_normal()
+                              .string();
+  }
+  node["seq_len"] = m.seq_len;
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  return e.c_str();
+}
+
+/// `plan --emit DIR`: each simulated layout as DIR/rank-N/ (experiment.yaml and the framework's
+/// launch files), and DIR/plan.json.
+void emit_plans(const PlanOptions& o, const PlanRequest& r, const PlanResult& res, const ValidatedError& band)
+{
+  OutputSet out;
+  const std::string model = model_yaml(o, r.model);
+  std::size_t files = 0;
+  for (std::size_t i = 0; i < res.ranked.size(); ++i) {
+    const PlanCandidate& c = res.ranked[i];
+    LaunchSpec spec;
+    spec.name = r.model.name + "-plan-" + std::to_string(i + 1);
+    spec.model_yaml = model;
+    spec.platform = r.platform.name;
+    spec.gpus = c.gpus;
+    spec.model = r.model;
+    spec.training = c.training;
+    spec.tokens = r.tokens;
+    char line[256];
+    std::snprintf(line, sizeof line, "clustersim plan: layout %zu of %zu, %s on %d x %s: %s", i + 1,
+                  res.ranked.size(), r.model.name.c_str(), c.gpus, r.platform.name.c_str(),
+                  describe_layout(c.training).c_str());
+    spec.head.push_back(line);
+    std::snprintf(line, sizeof line, "simulated step %.4f s, MFU %.1f %%; validated error of %s models: median %.1f %%%s",
+                  c.sim.step_time_s, 100 * c.sim.mfu, band.kind.c_str(), 100 * band.median_abs_error,
+                  i > 0 && ties_best(r, res, c, band) ? " (a tie with layout 1)" : "");
+    spec.head.push_back(line);
+    std::vector<std::string> notes;
+    for (auto& f : launch_files(spec, notes)) {
+      out.add(o.emit + "/rank-" + std::to_string(i + 1) + "/" + f.name, std::move(f.text), "--emit");
+      ++files;
+    }
+  }
+  out.add(o.emit + "/plan.json", result_json(r, res, band).dump(2) + "\n", "--emit");
+  out.commit();
+  if (!o.json)
+    std::printf("\n  wrote %zu layout%s (%zu files) and plan.json to %s\n", res.ranked.size(),
+                res.ranked.size() == 1 ? "" : "s", files, o.emit.c_str());
+}
+
 int plan_command(const PlanOptions& o)
 {
   Catalog catalog = Catalog::open();
@@ -274,6 +363,10 @@ int plan_command(const PlanOptions& o)
     return check({o.check}, o.only, o.top, o.jobs, o.json, catalog);
   }
   PlanRequest r = plan_request(o, catalog);
+  if (!o.emit.empty())
+    check_directory(o.emit, "--emit");
+  const ValidatedError band =
+      validated_error(catalog.root() + "/experiments/validation/accuracy.yaml", r.model.experts > 1);
   // progress on a terminal only: a log file or a pipe gets the report, not carriage returns
   const bool tty = !o.json && ::isatty(2) != 0;
   PlanResult res = plan_layouts(r, catalog, [tty](const std::string& s) {
@@ -285,9 +378,11 @@ int plan_command(const PlanOptions& o)
   if (tty)
     std::fprintf(stderr, "\r%-78s\r", "");
   if (o.json)
-    std::cout << result_json(r, res).dump(2) << "\n";
+    std::cout << result_json(r, res, band).dump(2) << "\n";
   else
-    std::cout << report(r, res);
+    std::cout << report(r, res, band);
+  if (!o.emit.empty() && !res.ranked.empty())
+    emit_plans(o, r, res, band);
   return res.ranked.empty() ? 1 : 0;
 }
 
@@ -315,6 +410,9 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_flag("--no-flash-attention", opt->no_flash, "price attention without flash attention (default: with it where the framework has a flash-attention kernel for the GPU)");
   cmd->add_option("--jobs", opt->jobs, "processes (default: all cores)");
   cmd->add_flag("--json", opt->json, "print JSON");
+  cmd->add_option("--emit", opt->emit,
+                  "write each simulated layout as DIR/rank-N/experiment.yaml with the launch arguments of the "
+                  "framework (Megatron-LM, torchtitan TOML, DeepSpeed JSON), and DIR/plan.json");
   cmd->add_option("--check", opt->check, "plan every case of a validation file and compare with its published layout");
   cmd->add_option("--case", opt->only, "with --check: one case");
   cmd->callback([opt, cmd, &action] {

@@ -19,6 +19,46 @@ const Section& validation_section()
   return s;
 }
 
+const Section& accuracy_section()
+{
+  using K = KeySpec;
+  static const Section s{"accuracy",
+                         "the validated error of the simulator (experiments/validation/accuracy.yaml)",
+                         {K::section("dense", "accuracy.kind", "dense models").must(),
+                          K::section("moe", "accuracy.kind", "mixture-of-experts models").must()}};
+  return s;
+}
+
+const Section& accuracy_kind_section()
+{
+  using K = KeySpec;
+  static const Section s{"accuracy.kind",
+                         "the published runs of one kind of model",
+                         {K::integer("cases", 0, 1, 1000000, "published runs pooled").must(),
+                          K::number("median_abs_error", 0, 0, 100, "median |predicted - measured| / measured").must(),
+                          K::list("sets", "the validation sets they come from").must()}};
+  return s;
+}
+
+ValidatedError validated_error(const std::string& path, bool moe)
+{
+  SectionReader top(YamlNode::load_file(path), accuracy_section());
+  std::vector<ValidatedError> kinds;
+  for (const char* name : {"dense", "moe"}) {
+    SectionReader kind(top.require(name), accuracy_kind_section());
+    ValidatedError e;
+    e.kind = name;
+    e.cases = kind.integer("cases");
+    e.median_abs_error = kind.number("median_abs_error");
+    for (const auto& item : kind.require("sets").items())
+      e.sets.push_back(item.as_string());
+    kind.finish();
+    kinds.push_back(e);
+  }
+  top.finish();
+  return kinds[moe ? 1 : 0];
+}
+
 const Section& case_section()
 {
   using K = KeySpec;

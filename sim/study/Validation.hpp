@@ -35,6 +35,19 @@ std::vector<ValidationCase> load_validation_cases(const std::string& path, const
 /// The same from a parsed document.
 std::vector<ValidationCase> parse_validation_cases(const YamlNode& root, const Catalog& catalog);
 
+/// How far the simulator's predictions of published runs lie from them, for one kind of model
+/// (experiments/validation/accuracy.yaml, written by scripts/update-accuracy.sh).
+struct ValidatedError {
+  std::string kind;            ///< dense | moe
+  long long cases = 0;         ///< published runs it pools
+  double median_abs_error = 0; ///< median |predicted - measured| / measured
+  std::vector<std::string> sets;
+};
+const Section& accuracy_section();
+const Section& accuracy_kind_section();
+/// The validated error of dense or MoE models, read from `path`; a ConfigError names a bad file.
+ValidatedError validated_error(const std::string& path, bool moe);
+
 /// The metric a case names, from a simulation's metrics (mfu in percent, like the schema).
 double predicted_metric(const ValidationCase& c, const RunMetrics& m);
 
