@@ -1,4 +1,5 @@
 #include "Catalog.hpp"
+#include "ChakraWorkload.hpp"
 #include "ClusterGraph.hpp"
 #include "CollectiveBench.hpp"
 #include "Commands.hpp"
@@ -170,6 +171,29 @@ BenchRow plan(const std::string& what, const std::string& model, const std::stri
   return row;
 }
 
+/// A step written as Chakra traces (every rank, in memory) and read back into a Workload.
+BenchRow chakra_round_trip(const std::string& what, const std::string& yaml)
+{
+  Catalog c = Catalog::open();
+  ExperimentSpec e = parse_experiment(YamlNode::load_string(yaml, "bench"), c);
+  chakra::Export x = export_chakra(e, {});
+  std::size_t bytes = 0;
+  std::vector<chakra::Trace> traces;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < x.files.size(); ++i) {
+    bytes += x.files[i].size();
+    names.push_back("workload." + std::to_string(x.ranks[i]) + ".et");
+    traces.push_back(chakra::decode(x.files[i], names.back()));
+    std::string().swap(x.files[i]);
+  }
+  Workload w = chakra::from_chakra(traces, x.groups, names, "workload.json");
+  BenchRow r;
+  r.what = what + ": " + std::to_string(x.ranks.size()) + " traces, " + std::to_string(x.nodes) + " nodes, " +
+           std::to_string(bytes >> 20) + " MiB, " + std::to_string(w.tasks().size()) + " tasks read back";
+  r.mode = "chakra";
+  return r;
+}
+
 struct Scenario {
   std::string name;
   std::function<BenchRow()> run;
@@ -188,6 +212,12 @@ std::vector<Scenario> scenarios()
   s.push_back({"llama3-16k", [] {
                  return training_step("Llama-3 405B step, 16384 H100, tp 8 pp 16 dp 128, seq 8192", llama3(16384),
                                       false);
+               }});
+  s.push_back({"chakra-llama3-8b-64", [] {
+                 return chakra_round_trip("Llama-3 8B step, 64 H100, tp 8 pp 2 dp 4, Chakra export and import",
+                                          "name: llama3-8b\nmodel: llama3-8b\ncluster: {platform: dgx-h100, gpus: "
+                                          "64}\ntraining: {tp: 8, pp: 2, dp: 4, micro_batch: 1, global_batch: 64, "
+                                          "sequence_parallel: true}\n");
                }});
   s.push_back({"plan-gpt3-1k", [] { return plan("GPT-3 175B on 1024 A100", "gpt3-175b", "dgx-a100-80gb", 1536); }});
   s.push_back({"plan-dsv3-1k", [] { return plan("DeepSeek-V3 on 1024 H100", "deepseek-v3", "dgx-h100", 8192); }});
