@@ -28,9 +28,9 @@
 #include "Suggest.hpp"
 #include "Sweep.hpp"
 #include "Timeline.hpp"
+#include "Validation.hpp"
 #include "TopologyFacts.hpp"
 #include "Units.hpp"
-#include "Validation.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -567,6 +567,21 @@ int settings(const std::uint8_t* data, std::size_t size)
       } catch (const ConfigError& e) {
         check_message(e);
       }
+    // `validate --set`: the same settings on every case of a validation file
+    const YamlNode cases = YamlNode::load_string(
+        "cases:\n- id: a\n  model: {preset: gpt3-125m, layers: 2}\n  cluster: {platform: dgx-h100, gpus: 8}\n"
+        "  training: {dp: 8, micro_batch: 1, global_batch: 8}\n  measured: {metric: step_time_s, value: 1}\n"
+        "- id: b\n  model: {preset: gpt3-125m, layers: 2}\n  cluster: {platform: dgx-h100, gpus: 8}\n"
+        "  training: {tp: 2, dp: 4, micro_batch: 1, global_batch: 8}\n  measured: {metric: step_time_s, value: 1}\n",
+        "fuzz-cases.yaml");
+    try {
+      for (const auto& c : parse_validation_cases(apply_settings(cases, nul_separated(data, size, 8, false), "cases"),
+                                                  catalog()))
+        if (c.build_error.empty())
+          exercise(c.experiment);
+    } catch (const ConfigError& e) {
+      check_message(e);
+    }
   });
 }
 
