@@ -551,3 +551,27 @@ TEST_CASE("a malformed accuracy file is one error naming its line")
   const std::string missing = write_temp("accuracy-moe.yaml", "dense: {cases: 3, median_abs_error: 0.1, sets: [a]}\n");
   CHECK_THROWS_AS(validated_error(missing, true), ConfigError);
 }
+
+TEST_CASE("plan --emit names the model as it was given: a model file inlined, a config.json by absolute path")
+{
+  const std::string dir = temp_dir();
+  const std::string yaml = write_temp("small-model.yaml", "preset: gpt3-125m\nlayers: 4\n");
+  const std::string hf = write_temp("small-config.json", R"({"model_type": "llama", "hidden_size": 1024,
+    "intermediate_size": 2816, "num_attention_heads": 16, "num_hidden_layers": 4, "num_key_value_heads": 4,
+    "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "vocab_size": 32000,
+    "hidden_act": "silu"})");
+  for (const auto& [model, out] : std::vector<std::pair<std::string, std::string>>{{yaml, "/yaml"}, {hf, "/hf"}}) {
+    auto r = run_cli("plan --model " + model + " --seq 2048 --platform dgx-h100 --gpus 8 --global-batch 16 --top 1 "
+                     "--emit " + dir + out + " --json");
+    INFO(model << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto c = nlohmann::json::parse(r.out)["ranked"][0];
+    const std::string text = read_file(dir + out + "/rank-1/experiment.yaml");
+    CHECK(text.find("seq_len: 2048") != std::string::npos);
+    CHECK(text.find(out == "/hf" ? "hf_config: " + std::filesystem::absolute(hf).lexically_normal().string()
+                                 : "layers: 4") != std::string::npos);
+    auto run = run_cli("run " + dir + out + "/rank-1/experiment.yaml --json");
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    CHECK(nlohmann::json::parse(run.out)["step_time_s"] == c["step_time_s"]);
+  }
+}

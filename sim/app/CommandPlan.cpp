@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -311,8 +312,17 @@ std::string model_yaml(const PlanOptions& o, const ModelSpec& m)
                               .string();
   }
   node["seq_len"] = m.seq_len;
+  // one line after `model:`: every mapping and list in flow style, whatever the file's
+  std::function<void(YAML::Node)> flow = [&flow](YAML::Node n) {
+    if (n.IsMap() || n.IsSequence()) {
+      n.SetStyle(YAML::EmitterStyle::Flow);
+      for (auto it = n.begin(); it != n.end(); ++it)
+        flow(n.IsMap() ? it->second : *it);
+    }
+  };
+  flow(node);
   YAML::Emitter e;
-  e << YAML::Flow << node;
+  e << node;
   return e.c_str();
 }
 
