@@ -119,6 +119,7 @@ public:
     const Fp8Recipe* r = linear ? c_.training_.fp8() : nullptr;
     const Precision p = r ? Precision::fp8 : c_.compute_precision();
     OpCost o{name, "gemm", to_string(p), 2 * m * n * k * batch, 0, 0, 0, 0, 3};
+    o.flops_backward = 2 * o.flops; // the data gradient and the weight gradient, each m x n x k
     o.bytes = c_.element_bytes() * (m * k + k * n + m * n) * batch;
     // a pass overlapped with TP communication runs on the SMs the communication leaves it, in
     // chunks of the token dimension
@@ -146,10 +147,12 @@ public:
       casts(name, *r, m * k * batch, m * n * batch, k * n * batch);
   }
 
-  /// The attention core as one op (its forward and backward given).
-  void core(const std::string& name, double flops, double forward, double backward, int kernels)
+  /// The attention core as one op (its FLOPs and times given).
+  void core(const std::string& name, double flops, double flops_backward, double forward, double backward,
+            int kernels)
   {
     OpCost o{name, "attention", to_string(c_.compute_precision()), flops, 0, forward, backward, 0, kernels};
+    o.flops_backward = flops_backward;
     o.launches_forward = kernels / 2.0;
     o.launches_backward = kernels / 2.0;
     push(o);
@@ -240,7 +243,8 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
     const double share = windowed ? model_.window_share() : 1.0;
     const double executed = pair * mb * s_loc * s * 0.5 * share;
     AttentionRate r = attention_rate(d, true, windowed ? std::min(s, 2.0 * model_.sliding_window) : s);
-    k.core("flash_attention", executed, executed / r.forward + k.gap(), 2.5 * executed / r.backward + k.gap(), 2);
+    k.core("flash_attention", executed, 2.5 * executed, executed / r.forward + k.gap(),
+           2.5 * executed / r.backward + k.gap(), 2);
   } else {
     // Ring attention with causal load balancing (Megatron/TE, torch context_parallel): each
     // rank holds chunks i and 2cp-1-i of 2cp; step 0 is causal on its own chunks, each later
@@ -268,7 +272,7 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
       fs += v;
     for (double v : b.ring_backward)
       bs += v;
-    k.core("ring_flash_attention", step_flops * cp, fs, bs, 2 * training_.cp);
+    k.core("ring_flash_attention", step_flops * cp, 2.5 * step_flops * cp, fs, bs, 2 * training_.cp);
   }
   b.core_forward = b.forward - f0;
   b.core_backward = b.backward - b0;
@@ -415,22 +419,29 @@ BlockCost CostModel::logits() const
   return b;
 }
 
+namespace {
+
+/// Whether an op of `part` is among `parts` (every part when none is given).
+bool in_parts(const std::string& part, std::initializer_list<const char*> parts)
+{
+  if (parts.size() == 0)
+    return true;
+  for (const char* p : parts)
+    if (part == p)
+      return true;
+  return false;
+}
+
+} // namespace
+
 double CostModel::host_issue(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts) const
 {
   if (training_.cuda_graph_impl == "full_iteration")
     return 0; // one graph replay per iteration
-  auto wanted = [&](const std::string& part) {
-    if (parts.size() == 0)
-      return true;
-    for (const char* p : parts)
-      if (part == p)
-        return true;
-    return false;
-  };
   double seconds = 0;
   std::vector<std::string> replayed; // captured parts: one graph replay each
   for (const OpCost& o : b.ops) {
-    if (!wanted(o.part))
+    if (!in_parts(o.part, parts))
       continue;
     if (training_.graph_captures(o.part) &&
         std::find(replayed.begin(), replayed.end(), o.part) == replayed.end())
@@ -441,6 +452,17 @@ double CostModel::host_issue(const BlockCost& b, Pass pass, std::initializer_lis
   if (pass == Pass::recompute)
     seconds *= b.forward > 0 ? b.recompute / b.forward : 0.0;
   return seconds;
+}
+
+double CostModel::pass_flops(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts) const
+{
+  double flops = 0;
+  for (const OpCost& o : b.ops)
+    if (in_parts(o.part, parts))
+      flops += pass == Pass::backward ? o.flops_backward : o.flops;
+  if (pass == Pass::recompute)
+    flops *= b.forward > 0 ? b.recompute / b.forward : 0.0;
+  return flops;
 }
 
 double CostModel::host_issue(const OpCost& o, Pass pass) const

@@ -44,6 +44,7 @@ struct OpCost {
   /// moe_router, moe_preprocess, moe_experts (and moe_combine after them); embedding and
   /// logits outside the layers.
   std::string part = {};
+  double flops_backward = 0; ///< executed FLOPs, backward (data and weight gradients)
 };
 
 enum class Pass { forward, backward, recompute };
@@ -134,6 +135,9 @@ public:
   double host_issue(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts = {}) const;
   /// One op's share of it, forward or backward: 0 when a CUDA graph captures it.
   double host_issue(const OpCost& o, Pass pass) const;
+  /// FLOPs the GPU executes for `b`'s ops in one pass of one micro-batch (those of `parts`
+  /// only, when given). Recompute: the recomputed share of the forward's, as host_issue takes it.
+  double pass_flops(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts = {}) const;
   /// Whether the framework's host waits for the GPU once per MoE layer forward (the dropless
   /// dispatchers' token counts), which only a full-iteration graph's sync-free dispatch avoids.
   bool moe_host_sync() const;

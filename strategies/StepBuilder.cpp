@@ -214,6 +214,7 @@ std::vector<TaskId> StepContext::compute(int stage, double seconds, const Worklo
   const double issue = host >= 0 ? host : seconds * host_rate_;
   for (std::size_t i = 0; i < ranks.size(); ++i)
     out[i] = w_.add_compute(ranks[i], seconds, label, deps.empty() ? none : deps[i], stream, issue);
+  rate_flops(out);
   return out;
 }
 
@@ -226,7 +227,17 @@ std::vector<TaskId> StepContext::compute(int stage, const std::vector<double>& s
   for (std::size_t i = 0; i < ranks.size(); ++i)
     out[i] = w_.add_compute(ranks[i], seconds[i], label, deps.empty() ? none : deps[i], stream,
                             host >= 0 ? host : seconds[i] * host_rate_);
+  rate_flops(out);
   return out;
+}
+
+void StepContext::rate_flops(const std::vector<TaskId>& tasks)
+{
+  if (!w_.keeps_flops() || flops_rate_ <= 0)
+    return;
+  for (TaskId id : tasks)
+    if (id != kNoTask)
+      w_.set_flops(id, w_.task(id).amount * flops_rate_);
 }
 
 // ------------------------------------------------------------------ the builder
@@ -521,7 +532,7 @@ StepPlan PipelineDriver::run()
 
 } // namespace
 
-StepPlan build_step(const CostModel& cost, int fold_unit, int domain_gpus)
+StepPlan build_step(const CostModel& cost, int fold_unit, int domain_gpus, bool flops)
 {
   const TrainingSpec& t = cost.training();
   if ((static_cast<long long>(t.tp) * t.cp * t.dp) % (static_cast<long long>(t.ep) * t.etp) != 0)
@@ -531,6 +542,8 @@ StepPlan build_step(const CostModel& cost, int fold_unit, int domain_gpus)
   StepPlan plan;
   plan.folded = fold_unit > 0;
   plan.workload = Workload(static_cast<std::uint32_t>(layout.ranks()));
+  if (flops)
+    plan.workload.keep_flops();
   PipelineDriver b(cost, plan.workload, layout, fold_unit, domain_gpus);
   StepPlan meta = b.run();
   plan.layers_per_stage = std::move(meta.layers_per_stage);

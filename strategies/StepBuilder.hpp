@@ -127,12 +127,19 @@ public:
   std::vector<TaskId> compute(int stage, const std::vector<double>& seconds, const Workload::Label& label,
                               const PerPos& deps, Stream stream = Stream::compute, double host = -1);
   /// Host seconds per GPU second of the compute tasks emitted next without their own: the
-  /// block being emitted spreads its host issue time over its tasks (HostRate sets it).
+  /// block being emitted spreads its host issue time over its tasks (Rates sets it).
   double host_rate() const { return host_rate_; }
   void set_host_rate(double r) { host_rate_ = r; }
+  /// FLOPs per GPU second of the compute tasks emitted next, when the workload keeps FLOPs:
+  /// the block being emitted shares its pass's FLOPs out over its tasks by their seconds.
+  double flops_rate() const { return flops_rate_; }
+  void set_flops_rate(double r) { flops_rate_ = r; }
 
 private:
   double host_rate_ = 0;
+  double flops_rate_ = 0;
+  /// Gives the tasks just made their FLOPs (seconds x flops_rate()) where the workload keeps them.
+  void rate_flops(const std::vector<TaskId>& tasks);
   template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);
   /// The NVLink domain of a rank (0 when the step is built without domains).
   int domain_of(std::uint32_t rank) const;
@@ -164,7 +171,8 @@ struct StepPlan {
 /// where those cannot contend (the caller decides, see replica_contention()).
 /// Throws std::invalid_argument for an unknown schedule or DP strategy.
 /// `domain_gpus`: see StepContext.
-StepPlan build_step(const CostModel& cost, int fold_unit = 0, int domain_gpus = 0);
+/// `flops`: the compute tasks carry their FLOPs (Workload::flops), for an export.
+StepPlan build_step(const CostModel& cost, int fold_unit = 0, int domain_gpus = 0, bool flops = false);
 
 /// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
 std::string data_parallel_strategy_name(int zero);

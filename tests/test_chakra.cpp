@@ -352,6 +352,55 @@ training: {tp: 4, zero: 3, micro_batch: 1, global_batch: 32, precision: bf16,
   }
 }
 
+/// The FLOPs of every compute task of a step built to keep them, all ranks together, beside the
+/// model's own counts for the same experiment.
+struct StepFlops {
+  double sum = 0;       ///< over the step's compute tasks
+  double model = 0;     ///< CostModel::model_flops_per_step()
+  double hardware = 0;  ///< CostModel::hardware_flops_per_step()
+  double core = 0;      ///< attention-core forward FLOPs of the global batch
+};
+
+StepFlops step_flops(const std::string& yaml)
+{
+  ExperimentSpec e = experiment(yaml);
+  ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  const Workload w = build_step(cost, 0, cluster.gpus_per_domain(), true).workload;
+  StepFlops f;
+  for (TaskId id = 0; id < w.tasks().size(); ++id)
+    f.sum += w.flops(id);
+  f.model = cost.model_flops_per_step();
+  f.hardware = cost.hardware_flops_per_step();
+  f.core = cost.attention_core_flops_all(e.training.global_batch, false);
+  return f;
+}
+
+TEST_CASE("compute nodes carry the FLOPs their GPU executes: the step's sum is the model's count, the "
+          "causal half of flash attention and its recomputed scores accounted")
+{
+  const std::string dense = R"(
+name: dense
+model: llama3-8b
+cluster: {platform: dgx-h100, gpus: 16}
+training: {tp: 2, pp: 2, dp: 4, micro_batch: 1, global_batch: 16, precision: bf16, sequence_parallel: true,
+           overlap: {tp_comm: true})";
+  // unfused attention executes the whole score matrix, and every backward is twice its forward:
+  // the model's 3 x forward FLOPs (Narayanan et al. 2021), over every GPU of the step
+  const StepFlops unfused = step_flops(dense + ", flash_attention: false}\n");
+  CHECK(unfused.sum == doctest::Approx(unfused.model).epsilon(1e-9));
+  // flash attention skips the masked half, and its backward recomputes the scores (2.5x the
+  // forward's FLOPs): 3 x core - 0.5 x core x 3.5 fewer
+  const StepFlops flash = step_flops(dense + "}\n");
+  CHECK(flash.sum == doctest::Approx(flash.model - 1.25 * flash.core).epsilon(1e-9));
+  // full recompute runs every layer's forward again
+  const StepFlops recomputed = step_flops(dense + ", flash_attention: false, recompute: full}\n");
+  CHECK(recomputed.sum == doctest::Approx(recomputed.hardware).epsilon(1e-9));
+  // ring attention (context parallelism) and the MoE layer's pieces share their pass's FLOPs out
+  const StepFlops moe = step_flops(kMoe);
+  CHECK(moe.sum == doctest::Approx(moe.model - 1.25 * moe.core).epsilon(1e-6));
+}
+
 TEST_CASE("clustersim export writes a trace per GPU, and an experiment on them runs the same step")
 {
   const std::string dir = temp_dir();
@@ -376,7 +425,8 @@ TEST_CASE("clustersim export writes a trace per GPU, and an experiment on them r
   auto operations = [](const std::string& file) {
     std::vector<std::tuple<int, std::uint64_t, std::int64_t, std::string>> ops;
     for (const auto& n : chakra::decode(read_file(file), file).nodes)
-      ops.emplace_back(static_cast<int>(n.type), n.duration_micros, n.integer("comm_size", -1), n.name);
+      ops.emplace_back(static_cast<int>(n.type), n.duration_micros,
+                       n.integer(n.type == chakra::NodeType::comp ? "num_ops" : "comm_size", -1), n.name);
     std::sort(ops.begin(), ops.end());
     return ops;
   };

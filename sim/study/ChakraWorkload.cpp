@@ -123,7 +123,7 @@ chakra::Export export_chakra(const ExperimentSpec& e, const std::vector<std::uin
   ClusterGraph cluster = ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus));
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   check_step_size(e, cost, 0, cluster.gpus_per_domain());
-  StepPlan plan = build_step(cost, 0, cluster.gpus_per_domain());
+  StepPlan plan = build_step(cost, 0, cluster.gpus_per_domain(), true);
   return chakra::to_chakra(plan.workload, ranks, e.name);
 }
 

@@ -253,7 +253,9 @@ TaskId Workload::append(const Workload& other, const std::vector<std::uint32_t>&
     deps.clear();
     for (const TaskId* d = other.deps_begin(id); d != other.deps_end(id); ++d)
       deps.push_back(*d + first);
-    push(t, deps);
+    const TaskId at = push(t, deps);
+    if (other.flops(id) > 0)
+      set_flops(at, other.flops(id));
   }
   for (TaskId s : other.sends_)
     sends_.push_back(s + first);
@@ -270,7 +272,17 @@ std::size_t Workload::memory_bytes() const
   for (const auto& g : groups_)
     b += g.ranks.capacity() * sizeof(std::uint32_t);
   b += collectives_.capacity() * sizeof(CollectiveCall);
+  b += flops_.capacity() * sizeof(double);
   return b;
+}
+
+void Workload::set_flops(TaskId id, double flops)
+{
+  if (id >= tasks_.size() || tasks_[id].kind != TaskKind::compute)
+    throw std::logic_error("Workload::set_flops: task " + std::to_string(id) + " is not a compute task");
+  while (flops_.size() <= id)
+    flops_.push_back(0.0);
+  flops_[id] = flops;
 }
 
 } // namespace clustersim

@@ -205,6 +205,14 @@ public:
   /// What-ifs on a built step (stragglers, jitter): a compute task's duration.
   void set_compute_seconds(TaskId id, double seconds) { tasks_[id].amount = seconds; }
 
+  /// FLOPs of compute tasks, kept apart from the tasks and only where asked for (an export to
+  /// a trace format that carries them; the engines never read them).
+  void keep_flops() { keep_flops_ = true; }
+  bool keeps_flops() const { return keep_flops_; }
+  void set_flops(TaskId id, double flops);
+  /// A compute task's FLOPs; 0 where none were given.
+  double flops(TaskId id) const { return id < flops_.size() ? flops_[id] : 0.0; }
+
 private:
   TaskId push(Task t, const TaskIds& deps);
 
@@ -222,6 +230,8 @@ private:
   std::vector<std::string> names_;
   std::uint8_t last_name_ = 0; ///< name_index's last answer
   bool has_host_ = false;
+  bool keep_flops_ = false;
+  PodVector<double> flops_; ///< per task up to the last one given FLOPs
   std::vector<std::string> algo_names_{"auto"};
 };
 

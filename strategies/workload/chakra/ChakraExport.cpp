@@ -60,7 +60,7 @@ public:
     labels(t, n);
     node_of_[id] = static_cast<std::uint32_t>(n.id);
     if (t.kind == TaskKind::compute)
-      compute(t, n);
+      compute(id, t, n);
     else if (t.kind == TaskKind::collective && w_.collectives()[t.target].op == CollOp::sendrecv) {
       sendrecv(t, n, out);
       return;
@@ -96,11 +96,15 @@ private:
       n.attrs.push_back(Attr::boolean("cs_host_sync", true));
   }
 
-  static void compute(const Task& t, Node& n)
+  void compute(TaskId id, const Task& t, Node& n) const
   {
     n.type = NodeType::comp;
     n.duration_micros = micros(t.amount);
     n.attrs.push_back(Attr::boolean("is_cpu_op", false));
+    // the FLOPs the GPU executes, as Chakra's feeder reads them (an int64 attribute:
+    // mlcommons/chakra@02da5d0 src/feeder/et_feeder_node.cpp:21-22)
+    if (const double flops = w_.flops(id); flops >= 0.5)
+      n.attrs.push_back(Attr::int64("num_ops", static_cast<std::int64_t>(std::llround(flops))));
     n.attrs.push_back(Attr::real("cs_seconds", t.amount));
     if (t.host_seconds() > 0)
       n.attrs.push_back(Attr::real("cs_host_s", t.host_seconds()));

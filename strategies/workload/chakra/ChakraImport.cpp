@@ -301,6 +301,21 @@ double exact(const Node& n, const char* name, double fallback, double most, cons
   return v;
 }
 
+/// A compute node's FLOPs: `num_ops`, which Chakra's feeder reads as an int64 attribute
+/// (mlcommons/chakra@02da5d0 src/feeder/et_feeder_node.cpp:21-22), a uint64 taken as well; 0
+/// without.
+double flops_of(const Node& n, const std::string& file)
+{
+  const Attr* a = n.attr("num_ops");
+  if (!a || (a->kind != Attr::Kind::i64 && a->kind != Attr::Kind::u64))
+    return 0;
+  if (a->kind == Attr::Kind::u64)
+    return static_cast<double>(static_cast<std::uint64_t>(a->i));
+  if (a->i < 0)
+    fail(file, node_label(n) + " has num_ops " + std::to_string(a->i), "a count of FLOPs of at least 0");
+  return static_cast<double>(a->i);
+}
+
 double bytes_of(const Node& n, const std::string& file)
 {
   const std::int64_t size = n.integer("comm_size", 0);
@@ -371,6 +386,8 @@ private:
       const std::string& file = files_[r];
       op.task = w_.add_compute(r, exact(n, "cs_seconds", static_cast<double>(n.duration_micros) * 1e-6, kMostSeconds, file),
                                label(n), deps(r, op), op.stream, exact(n, "cs_host_s", 0, kMostSeconds, file, "cs_host_s"));
+      if (const double flops = flops_of(n, file); flops > 0)
+        w_.set_flops(op.task, flops);
       made(r, o);
       return;
     }

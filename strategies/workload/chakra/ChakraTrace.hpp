@@ -9,7 +9,8 @@
 ///
 /// What a Workload task becomes (the attribute names are those Chakra's feeder and ASTRA-sim
 /// read, src/feeder/et_feeder_node.cpp):
-/// - compute: COMP_NODE, `duration_micros` rounded to the microsecond;
+/// - compute: COMP_NODE, `duration_micros` rounded to the microsecond, `num_ops` the FLOPs the
+///   GPU executes (Workload::flops, where the workload keeps them);
 /// - collective: COMM_COLL_NODE with `comm_type`, `comm_size` (bytes, nccl-tests convention) and
 ///   `pg_name`; a `sendrecv` call, which Chakra lacks, becomes a COMM_SEND_NODE to the next
 ///   member and a COMM_RECV_NODE from the previous one;
