@@ -353,6 +353,33 @@ TEST_CASE("platform show: facts, exports, and bad arguments")
   CHECK(entries_in(dir) == 2);
 }
 
+TEST_CASE("platform show --bom: the bill of materials of the graph, as text and JSON")
+{
+  auto r = run_cli("platform show dgx-h100-fattree-2to1 --gpus 1024 --bom --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["gpus"] == 1024);
+  CHECK(j["nics"] == 1024);
+  long long cables = 0, transceivers = 0;
+  for (const auto& c : j["cables"]) {
+    cables += c["cables"].get<long long>();
+    transceivers += c["transceivers"].get<long long>();
+  }
+  CHECK(cables == j["fabric_cables"].get<long long>());
+  CHECK(transceivers == 2 * cables);
+  CHECK(j["cables"][0]["tiers"] == "nic-leaf");
+  CHECK(j["cables"][0]["cables"] == 1024);
+  // 2:1: the leaves send up half what they take in, or less where a leaf is not full
+  CHECK(j["cables"][1]["tiers"] == "leaf-spine");
+  CHECK(j["cables"][1]["cables"].get<long long>() <= 1024 / 2 + j["switch_tiers"][0]["switches"].get<long long>());
+  CHECK(j["cables"][1]["cables"].get<long long>() >= 1024 / 2);
+  auto text = run_cli("platform show dgx-h100 --gpus 64 --bom");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("bill of materials") != std::string::npos);
+  CHECK(text.out.find("leaf switches") != std::string::npos);
+  CHECK(text.out.find("bisection") == std::string::npos); // the bill instead of the facts
+}
+
 TEST_CASE("platform list names every platform file")
 {
   auto r = run_cli("platform list");

@@ -1,4 +1,5 @@
 // Cluster graphs: facts, routes, exports.
+#include "BillOfMaterials.hpp"
 #include "ClusterGraph.hpp"
 #include "TestUtil.hpp"
 #include "TopologyFacts.hpp"
@@ -601,4 +602,87 @@ TEST_CASE("rail-only: each rail its own network, a flow to another rail crosses 
     // on rail-optimized the same flow leaves from GPU 0's own NIC and crosses the spine
     CHECK(names(r, 0, 8 * 40 + 3).front() != names(g, 0, 8 * 40 + 3).front());
   }
+}
+
+namespace {
+
+/// Switches and cables of a tier of a bill of materials (0 where the tier is absent).
+std::pair<int, long long> tier(const BillOfMaterials& b, const std::string& name)
+{
+  for (const SwitchTier& t : b.switch_tiers)
+    if (t.tier == name)
+      return {t.switches, t.ports_used};
+  return {0, 0};
+}
+
+long long cables(const BillOfMaterials& b, const std::string& tiers)
+{
+  for (const CableClass& c : b.cables)
+    if (c.tiers == tiers)
+      return c.cables;
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("bill of materials: a two-tier fat-tree of k-port switches has the textbook counts, and 2:1 halves the "
+          "spine ports")
+{
+  // k = 8 at full size: k^2/2 = 32 hosts under k leaves (k/2 down, k/2 up) and k/2 spines,
+  // k^2/2 cables at each tier, every port used; the same whether parallel cables are bundled
+  // (ideal) or each its own link (ecmp)
+  for (const char* routing : {"ideal", "ecmp"}) {
+    CAPTURE(routing);
+    const BillOfMaterials b = bill_of_materials(ClusterGraph::build(toy(8, 1, 0, routing), 32));
+    CHECK(b.nodes == 32);
+    CHECK(b.nics == 32);
+    CHECK(tier(b, "leaf") == std::pair<int, long long>{8, 64});
+    CHECK(tier(b, "spine") == std::pair<int, long long>{4, 32});
+    CHECK(tier(b, "core").first == 0);
+    CHECK(cables(b, "nic-leaf") == 32);
+    CHECK(cables(b, "leaf-spine") == 32);
+    CHECK(b.switches() == 12);
+    CHECK(b.fabric_cables() == 64);
+    CHECK(b.transceivers() == 128); // one at each end of every cable
+    CHECK(b.node_watts == doctest::Approx(32 * 400.0)); // A100-SXM4 at its 400 W TDP, no node overhead stated
+  }
+  // k = 12, 48 hosts: 1:1 puts 6 hosts and 6 up-links on each of 8 leaves; 2:1 puts 8 hosts
+  // and 4 up-links on each of 6 leaves, so the spines terminate half the cables
+  const BillOfMaterials one = bill_of_materials(ClusterGraph::build(toy(12, 1), 48));
+  const BillOfMaterials two = bill_of_materials(ClusterGraph::build(toy(12, 2), 48));
+  CHECK(tier(one, "leaf").first == 8);
+  CHECK(tier(two, "leaf").first == 6);
+  CHECK(cables(one, "leaf-spine") == 48);
+  CHECK(cables(two, "leaf-spine") == 24);
+  CHECK(tier(two, "spine").second * 2 == tier(one, "spine").second);
+  CHECK(cables(one, "nic-leaf") == cables(two, "nic-leaf"));
+}
+
+TEST_CASE("bill of materials: a three-tier fat-tree of 4-port switches is Al-Fares et al.'s k = 4 tree")
+{
+  // k^3/4 = 16 hosts, 5k^2/4 = 20 switches (8 edge, 8 aggregation in 4 pods, 4 core) and
+  // k^3/4 cables at each of the three tiers (Al-Fares, Loukissas and Vahdat, SIGCOMM 2008, sec. 2.2)
+  const BillOfMaterials b = bill_of_materials(ClusterGraph::build(toy(4, 1, 3), 16));
+  CHECK(tier(b, "leaf") == std::pair<int, long long>{8, 32});
+  CHECK(tier(b, "spine") == std::pair<int, long long>{8, 32});
+  CHECK(tier(b, "core") == std::pair<int, long long>{4, 16});
+  CHECK(cables(b, "nic-leaf") == 16);
+  CHECK(cables(b, "leaf-spine") == 16);
+  CHECK(cables(b, "spine-core") == 16);
+  CHECK(b.switches() == 20);
+}
+
+TEST_CASE("bill of materials: a DGX H100 SuperPOD of 4 scalable units (1,024 GPUs)")
+{
+  // NVIDIA DGX SuperPOD H100 reference architecture (RA-11333): 32 nodes per SU, one leaf per
+  // rail per SU and 16 spines for 4 SUs; 4 NVSwitch chips per node
+  const BillOfMaterials b = bill_of_materials(ClusterGraph::build(catalog().platform("dgx-h100", {}), 1024));
+  CHECK(b.nodes == 128);
+  CHECK(b.nics == 1024);
+  CHECK(b.nvswitch_chips == 512);
+  CHECK(tier(b, "leaf").first == 32);
+  CHECK(tier(b, "spine").first == 16);
+  CHECK(cables(b, "nic-leaf") == 1024);
+  CHECK(cables(b, "leaf-spine") == 1024);
+  CHECK(b.node_watts == doctest::Approx(128 * (8 * 700.0 + 4600.0)));
 }

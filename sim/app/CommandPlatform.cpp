@@ -1,4 +1,5 @@
 #include "Arguments.hpp"
+#include "BillOfMaterials.hpp"
 #include "Catalog.hpp"
 #include "ClusterGraph.hpp"
 #include "Commands.hpp"
@@ -132,6 +133,70 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
   return o.str();
 }
 
+nlohmann::ordered_json bom_json(const ClusterGraph& cg, const BillOfMaterials& b)
+{
+  nlohmann::ordered_json j;
+  j["platform"] = cg.platform().name;
+  j["nodes"] = b.nodes;
+  j["gpus"] = b.gpus;
+  j["nics"] = b.nics;
+  j["nvlink_domains"] = b.nvlink_domains;
+  j["nvswitch_chips"] = b.nvswitch_chips;
+  j["switches"] = b.switches();
+  nlohmann::ordered_json tiers = nlohmann::ordered_json::array();
+  for (const SwitchTier& t : b.switch_tiers)
+    tiers.push_back({{"tier", t.tier},
+                     {"switches", t.switches},
+                     {"radix", t.radix},
+                     {"ports", static_cast<long long>(t.switches) * t.radix},
+                     {"ports_used", t.ports_used},
+                     {"most_ports_used", t.most_ports_used}});
+  j["switch_tiers"] = tiers;
+  nlohmann::ordered_json cables = nlohmann::ordered_json::array();
+  for (const CableClass& c : b.cables)
+    cables.push_back({{"tiers", c.tiers},
+                      {"cables", c.cables},
+                      {"bandwidth_Bps", c.bandwidth},
+                      {"transceivers", c.transceivers}});
+  j["cables"] = cables;
+  j["fabric_cables"] = b.fabric_cables();
+  j["transceivers"] = b.transceivers();
+  j["node_watts"] = b.node_watts;
+  return j;
+}
+
+std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
+{
+  std::ostringstream o;
+  char buf[256];
+  auto line = [&](const char* label, const std::string& v) {
+    std::snprintf(buf, sizeof buf, "  %-34s ", label);
+    o << buf << v << "\n";
+  };
+  const PlatformSpec& p = cg.platform();
+  o << p.name << " at " << b.gpus << " GPUs: bill of materials\n";
+  line("nodes", std::to_string(b.nodes) + " (" + std::to_string(p.node.gpus) + " x " + p.node.gpu.id + " each)");
+  line("GPUs", std::to_string(b.gpus));
+  line("NICs", std::to_string(b.nics) + " at " + format_bandwidth(p.node.nic.bandwidth));
+  if (b.nvlink_domains > 0)
+    line("NVSwitch chips", std::to_string(b.nvswitch_chips) + " (" + std::to_string(p.node.nvswitches) +
+                               " per NVLink domain, " + std::to_string(b.nvlink_domains) + " domains)");
+  for (const SwitchTier& t : b.switch_tiers) {
+    std::snprintf(buf, sizeof buf, "%d x radix %d: %lld of %lld ports used (at most %d on one)", t.switches, t.radix,
+                  t.ports_used, static_cast<long long>(t.switches) * t.radix, t.most_ports_used);
+    line((t.tier + " switches").c_str(), buf);
+  }
+  for (const CableClass& c : b.cables) {
+    std::snprintf(buf, sizeof buf, "%lld at %s, %lld transceivers", c.cables, format_bandwidth(c.bandwidth).c_str(),
+                  c.transceivers);
+    line((c.tiers + " cables").c_str(), buf);
+  }
+  line("fabric in all", std::to_string(b.switches()) + " switches, " + std::to_string(b.fabric_cables()) +
+                            " cables, " + std::to_string(b.transceivers()) + " transceivers");
+  line("node power", format_quantity(b.node_watts, Quantity::power) + " (GPUs at TDP and node overhead; switches not included)");
+  return o.str();
+}
+
 } // namespace
 
 void add_platform_command(CLI::App& app, Action& action)
@@ -153,6 +218,7 @@ void add_platform_command(CLI::App& app, Action& action)
     std::string name;
     int gpus = 0;
     bool json = false;
+    bool bom = false;
     std::string dot;
     std::string xml;
     std::string svg;
@@ -163,6 +229,8 @@ void add_platform_command(CLI::App& app, Action& action)
   show->add_option("name", opt->name, "catalog name or platform YAML file")->required();
   show->add_option("--gpus", opt->gpus, "number of GPUs to instantiate (default: one node)");
   show->add_flag("--json", opt->json, "print the facts as JSON");
+  show->add_flag("--bom", opt->bom,
+                 "print the bill of materials instead: switches per tier, cables and transceivers per tier, node power");
   show->add_option("--dot", opt->dot, "write the graph as Graphviz DOT to FILE");
   show->add_option("--xml", opt->xml, "write a SimGrid platform XML to FILE");
   show->add_option("--svg", opt->svg, "draw the fabric by tier to FILE.svg, nodes and switches folded");
@@ -188,7 +256,6 @@ void add_platform_command(CLI::App& app, Action& action)
                               " GPUs per node of '" + p.name + "'",
                           "a positive multiple of " + std::to_string(p.node.gpus));
       ClusterGraph cg = ClusterGraph::build(p, gpus);
-      TopologyFacts f = compute_facts(cg);
       OutputSet out;
       if (!opt->dot.empty()) {
         std::ostringstream s;
@@ -208,7 +275,13 @@ void add_platform_command(CLI::App& app, Action& action)
       }
       out.check();
       out.commit();
-      std::cout << (opt->json ? facts_json(cg, f).dump(2) + "\n" : facts_text(cg, f));
+      if (opt->bom) {
+        const BillOfMaterials b = bill_of_materials(cg);
+        std::cout << (opt->json ? bom_json(cg, b).dump(2) + "\n" : bom_text(cg, b));
+      } else {
+        const TopologyFacts f = compute_facts(cg);
+        std::cout << (opt->json ? facts_json(cg, f).dump(2) + "\n" : facts_text(cg, f));
+      }
       return 0;
     };
   });
