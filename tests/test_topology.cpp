@@ -686,3 +686,15 @@ TEST_CASE("bill of materials: a DGX H100 SuperPOD of 4 scalable units (1,024 GPU
   CHECK(cables(b, "leaf-spine") == 1024);
   CHECK(b.node_watts == doctest::Approx(128 * (8 * 700.0 + 4600.0)));
 }
+
+TEST_CASE("bill of materials: a rail-optimized 2:1 leaf sends up half the NICs it serves, not half its radix")
+{
+  // dgx-h100-2to1: radix-64 leaves, one per rail per 32-node SU, so 32 NIC ports each and 16
+  // up-links (21, from the radix's 42:21 split, would be 1.52:1); the bisection halves with them
+  const ClusterGraph two = ClusterGraph::build(catalog().platform("dgx-h100-2to1", {}), 1024);
+  const BillOfMaterials b = bill_of_materials(two);
+  CHECK(tier(b, "leaf") == std::pair<int, long long>{32, 32 * (32 + 16)});
+  CHECK(cables(b, "leaf-spine") == 512);
+  const ClusterGraph one = ClusterGraph::build(catalog().platform("dgx-h100", {}), 1024);
+  CHECK(compute_facts(two).bisection_bandwidth == doctest::Approx(compute_facts(one).bisection_bandwidth / 2));
+}

@@ -52,6 +52,10 @@ void GraphBuilder::size_fabric(const SourceLocation& where)
   long long leaves = 0;
   if (f.kind == FabricKind::rail_optimized || f.kind == FabricKind::rail_only) {
     s.group_nodes = f.rail_group_nodes > 0 ? std::min(f.rail_group_nodes, s.down) : s.down;
+    // a rail's leaf serves one NIC per node of its group: its up-links follow the ratio from
+    // those ports, not from the radix's (a radix-64 leaf at 2:1 under a 32-node SU: 32 down, 16
+    // up; 21 up-links would make it 1.52:1)
+    s.up = std::min(k - s.group_nodes, static_cast<int>(std::ceil(s.group_nodes / f.oversubscription - 1e-9)));
     leaves = static_cast<long long>((cg_.nodes_ + s.group_nodes - 1) / s.group_nodes) * p.node.nics;
   } else {
     leaves = (s.endpoints + s.down - 1) / s.down;
