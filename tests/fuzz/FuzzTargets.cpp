@@ -12,6 +12,7 @@
 #include "GpuSpec.hpp"
 #include "Protocols.hpp"
 
+#include "BillOfMaterials.hpp"
 #include "ChakraTrace.hpp"
 #include "ClusterGraph.hpp"
 #include "EventEngine.hpp"
@@ -152,6 +153,28 @@ int experiment(const std::uint8_t* data, std::size_t size)
   });
 }
 
+/// The bill of materials of a cluster, held to what its counts must satisfy; a broken one is a
+/// finding: every cable ends on two switch ports (a NIC cable on one), carries a transceiver at
+/// each end, and no switch uses more ports than its radix.
+void check_bill(const ClusterGraph& cg)
+{
+  const BillOfMaterials b = bill_of_materials(cg);
+  long long ports = 0;
+  for (const SwitchTier& t : b.switch_tiers) {
+    ports += t.ports_used;
+    if (t.most_ports_used > t.radix)
+      throw std::logic_error("a " + t.tier + " switch uses " + std::to_string(t.most_ports_used) + " ports of " +
+                             std::to_string(t.radix));
+  }
+  long long ends = 0;
+  for (const CableClass& c : b.cables)
+    ends += (c.tiers == "nic-leaf" ? 1 : 2) * c.cables;
+  if (ports != ends || b.transceivers() != 2 * b.fabric_cables() || b.nics != cg.count(VertexKind::nic) ||
+      b.gpus != cg.gpus())
+    throw std::logic_error("bill of materials: " + std::to_string(ports) + " switch ports for " +
+                           std::to_string(ends) + " cable ends");
+}
+
 int platform(const std::uint8_t* data, std::size_t size)
 {
   return guarded([&] {
@@ -163,6 +186,7 @@ int platform(const std::uint8_t* data, std::size_t size)
         break;
       ClusterGraph cg = ClusterGraph::build(p, gpus);
       compute_facts(cg);
+      check_bill(cg);
       std::vector<int> route;
       cg.route(0, gpus - 1, route);
       CollectiveEngine engine(cg, catalog().protocols());
