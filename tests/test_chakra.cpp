@@ -531,6 +531,11 @@ TEST_CASE("traces that do not fit together are refused with the file and node at
   chakra::Trace negative = a;
   negative.nodes[1].attrs[1] = chakra::Attr::int64("comm_size", -5);
   expect_trace_error(write_foreign({negative, negative}, groups), 2, "has comm_size -5", "0 to 1e18 bytes");
+  chakra::Trace no_flops;
+  no_flops.nodes = {comp(0, {}, 1e-3)};
+  no_flops.nodes[0].attrs.push_back(chakra::Attr::int64("num_ops", -1));
+  expect_trace_error(write_foreign({no_flops}, ""), 1, "trace.0.et: node 0 (COMP_NODE 'k0') has num_ops -1",
+                     "a count of FLOPs of at least 0");
   // a host trace not linked with its device trace: only CPU operators, a step of nothing
   chakra::Trace host;
   host.nodes = {comp(0, {}, 1e-3)};
