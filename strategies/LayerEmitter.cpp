@@ -165,7 +165,7 @@ PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention
                               Category cat)
 {
   // recomputed whole: its forward's
-  Rates rates(ctx_, cost_.host_issue(b, Pass::forward), cost_.pass_flops(b, Pass::forward), b.forward);
+  Rates rates(ctx_, cost_.host_issue(b, Pass::forward), pass_flops(b, Pass::forward), b.forward);
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   const bool overlap = sp && t_.overlap.tp_comm;
@@ -210,7 +210,7 @@ PerPos LayerEmitter::block_forward(int stage, const BlockCost& b, bool attention
 
 PerPos LayerEmitter::block_backward(int stage, const BlockCost& b, bool attention, int layer, int mb, PerPos deps)
 {
-  Rates rates(ctx_, cost_.host_issue(b, Pass::backward), cost_.pass_flops(b, Pass::backward), b.backward);
+  Rates rates(ctx_, cost_.host_issue(b, Pass::backward), pass_flops(b, Pass::backward), b.backward);
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   const bool overlap = sp && t_.overlap.tp_comm;
@@ -353,7 +353,7 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   const bool tp = t_.tp > 1;
   const bool sp = tp && t_.sequence_parallel;
   if (u.name == "embedding") {
-    Rates rates(ctx_, 0, cost_.pass_flops(emb_, Pass::forward), emb_.forward);
+    Rates rates(ctx_, 0, pass_flops(emb_, Pass::forward), emb_.forward);
     auto c = ctx_.compute(stage, emb_.forward, {Category::forward, "embedding_forward", -1, mb}, deps,
                           Stream::compute, cost_.host_issue(emb_, Pass::forward));
     if (!tp)
@@ -368,7 +368,7 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
       cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
                                      Stream::tp, l, deps));
     }
-    Rates rates(ctx_, 0, cost_.pass_flops(logits_, Pass::forward), logits_.forward);
+    Rates rates(ctx_, 0, pass_flops(logits_, Pass::forward), logits_.forward);
     return single(ctx_.compute(stage, logits_.forward, {Category::forward, "logits_forward", -1, mb}, cdeps,
                                Stream::compute, cost_.host_issue(logits_, Pass::forward)));
   }
@@ -379,7 +379,7 @@ PerPos LayerEmitter::forward_unit(int stage, const ParamUnit& u, int unit_index,
   if (u.name != "mtp" || recompute)
     return out;
   // a multi-token-prediction module: a transformer layer, then the shared output head and loss
-  Rates rates(ctx_, 0, cost_.pass_flops(logits_, Pass::forward), logits_.forward);
+  Rates rates(ctx_, 0, pass_flops(logits_, Pass::forward), logits_.forward);
   return single(ctx_.compute(stage, logits_.forward, {cat, "mtp_logits_forward", u.layer, mb}, out, Stream::compute,
                              cost_.host_issue(logits_, Pass::forward)));
 }
@@ -395,7 +395,7 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
   PerPos after;
   std::vector<TaskId> weights_done;
   if (u.name == "output") {
-    Rates rates(ctx_, 0, cost_.pass_flops(logits_, Pass::backward), logits_.backward);
+    Rates rates(ctx_, 0, pass_flops(logits_, Pass::backward), logits_.backward);
     auto c = ctx_.compute(stage, logits_.backward, {Category::backward, "logits_backward", -1, mb}, deps,
                           Stream::compute, cost_.host_issue(logits_, Pass::backward));
     weights_done = c;
@@ -408,7 +408,7 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
       cdeps = single(ctx_.collective(stage, ctx_.groups(stage, Dim::tp), CollOp::all_gather, cost_.tp_message_bytes(),
                                      Stream::tp, l, deps));
     }
-    Rates rates(ctx_, 0, cost_.pass_flops(emb_, Pass::backward), emb_.backward);
+    Rates rates(ctx_, 0, pass_flops(emb_, Pass::backward), emb_.backward);
     auto c = ctx_.compute(stage, emb_.backward, {Category::backward, "embedding_backward", -1, mb}, cdeps,
                           Stream::compute, cost_.host_issue(emb_, Pass::backward));
     weights_done = c;
@@ -416,7 +416,7 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
   } else {
     PerPos d = deps;
     if (u.name == "mtp") {
-      Rates rates(ctx_, 0, cost_.pass_flops(logits_, Pass::backward), logits_.backward);
+      Rates rates(ctx_, 0, pass_flops(logits_, Pass::backward), logits_.backward);
       d = single(ctx_.compute(stage, logits_.backward, {Category::backward, "mtp_logits_backward", u.layer, mb}, d,
                               Stream::compute, cost_.host_issue(logits_, Pass::backward)));
     }
@@ -426,14 +426,14 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
     const bool moe = cost_.model().moe_layer(u.layer);
     const BlockCost& mlp = moe ? moe_ : mlp_;
     if (mlp.recompute > 0 && t_.recompute == Recompute::selective) {
-      Rates rates(ctx_, 0, cost_.pass_flops(mlp, Pass::recompute), mlp.recompute);
+      Rates rates(ctx_, 0, pass_flops(mlp, Pass::recompute), mlp.recompute);
       d = single(ctx_.compute(stage, mlp.recompute, {Category::recompute, "mlp_recompute", u.layer, mb}, d,
                               Stream::compute, cost_.host_issue(mlp, Pass::recompute)));
     }
     PerPos m = moe ? moe_backward(stage, u.layer, mb, d) : block_backward(stage, mlp_, false, u.layer, mb, d);
     const BlockCost& attn = attention(u.layer);
     if (attn.recompute > 0 && t_.recompute == Recompute::selective) {
-      Rates rates(ctx_, 0, cost_.pass_flops(attn, Pass::recompute), attn.recompute);
+      Rates rates(ctx_, 0, pass_flops(attn, Pass::recompute), attn.recompute);
       auto rc = ctx_.compute(stage, attn.recompute, {Category::recompute, "attention_core_recompute", u.layer, mb}, m,
                              Stream::compute, cost_.host_issue(attn, Pass::recompute));
       m = single(rc);
@@ -564,7 +564,7 @@ PerPos LayerEmitter::moe_forward(int stage, int layer, int mb, const PerPos& dep
   const Workload::Label label{cat, cat == Category::recompute ? "moe_recompute" : "moe_forward", layer, mb};
   std::vector<TaskId> pre;
   {
-    Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::forward, {"moe_router", "moe_preprocess"}),
+    Rates rates(ctx_, 0, pass_flops(b, Pass::forward, {"moe_router", "moe_preprocess"}),
                 b.before_experts_forward);
     pre = ctx_.compute(stage, b.before_experts_forward, label, deps, Stream::compute,
                        cost_.host_issue(b, Pass::forward, {"moe_router", "moe_preprocess"}));
@@ -578,13 +578,13 @@ PerPos LayerEmitter::moe_forward(int stage, int layer, int mb, const PerPos& dep
   std::vector<TaskId> experts;
   {
     // an uneven load: each rank's share of the FLOPs as of the time
-    Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::forward, {"moe_experts"}), b.experts_forward);
+    Rates rates(ctx_, 0, pass_flops(b, Pass::forward, {"moe_experts"}), b.experts_forward);
     experts = ctx_.compute(stage, expert_seconds(stage, b.experts_forward, layer, mb), label, in, Stream::compute,
                            cost_.host_issue(b, Pass::forward, {"moe_experts"}));
   }
   PerPos out = ep_exchange(stage, false, label, single(experts));
   const double post = b.forward - b.before_experts_forward - b.experts_forward;
-  Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::forward, {"moe_combine"}), post);
+  Rates rates(ctx_, 0, pass_flops(b, Pass::forward, {"moe_combine"}), post);
   return single(ctx_.compute(stage, post, label, out, Stream::compute,
                              cost_.host_issue(b, Pass::forward, {"moe_combine"})));
 }
@@ -596,18 +596,18 @@ PerPos LayerEmitter::moe_backward(int stage, int layer, int mb, const PerPos& de
   const double post = b.backward - b.before_experts_backward - b.experts_backward;
   std::vector<TaskId> unpermute, experts;
   {
-    Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::backward, {"moe_combine"}), post);
+    Rates rates(ctx_, 0, pass_flops(b, Pass::backward, {"moe_combine"}), post);
     unpermute = ctx_.compute(stage, post, label, deps, Stream::compute,
                              cost_.host_issue(b, Pass::backward, {"moe_combine"}));
   }
   PerPos in = ep_exchange(stage, false, label, single(unpermute));
   {
-    Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::backward, {"moe_experts"}), b.experts_backward);
+    Rates rates(ctx_, 0, pass_flops(b, Pass::backward, {"moe_experts"}), b.experts_backward);
     experts = ctx_.compute(stage, expert_seconds(stage, b.experts_backward, layer, mb), label, in, Stream::compute,
                            cost_.host_issue(b, Pass::backward, {"moe_experts"}));
   }
   PerPos out = ep_exchange(stage, true, label, single(experts));
-  Rates rates(ctx_, 0, cost_.pass_flops(b, Pass::backward, {"moe_router", "moe_preprocess"}),
+  Rates rates(ctx_, 0, pass_flops(b, Pass::backward, {"moe_router", "moe_preprocess"}),
               b.before_experts_backward);
   return single(ctx_.compute(stage, b.before_experts_backward, label, out, Stream::compute,
                              cost_.host_issue(b, Pass::backward, {"moe_router", "moe_preprocess"})));

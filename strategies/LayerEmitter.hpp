@@ -5,6 +5,7 @@
 
 #include "StepBuilder.hpp"
 
+#include <initializer_list>
 #include <vector>
 
 namespace clustersim {
@@ -83,6 +84,12 @@ private:
   PerPos ep_exchange(int stage, bool dispatch, const Workload::Label& label, const PerPos& after);
   /// Seconds of the local experts on each position of the stage at its rank's load.
   std::vector<double> expert_seconds(int stage, double balanced, int layer, int mb);
+  /// The FLOPs of one pass of `b` (CostModel::pass_flops) where the workload keeps FLOPs, else
+  /// 0 without computing them: a run's step builds tens of millions of tasks and never reads them.
+  double pass_flops(const BlockCost& b, Pass pass, std::initializer_list<const char*> parts = {}) const
+  {
+    return w_.keeps_flops() ? cost_.pass_flops(b, pass, parts) : 0.0;
+  }
 
   StepContext& ctx_;
   const CostModel& cost_;
