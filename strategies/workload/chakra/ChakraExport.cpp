@@ -102,7 +102,7 @@ private:
     n.duration_micros = micros(t.amount);
     n.attrs.push_back(Attr::boolean("is_cpu_op", false));
     // the FLOPs the GPU executes, as Chakra's feeder reads them (an int64 attribute:
-    // mlcommons/chakra@02da5d0 src/feeder/et_feeder_node.cpp:21-22)
+    // mlcommons/chakra@21585d8 src/feeder/et_feeder_node.cpp:31-32)
     if (const double flops = w_.flops(id); flops >= 0.5)
       n.attrs.push_back(Attr::int64("num_ops", static_cast<std::int64_t>(std::llround(flops))));
     n.attrs.push_back(Attr::real("cs_seconds", t.amount));

@@ -302,7 +302,7 @@ double exact(const Node& n, const char* name, double fallback, double most, cons
 }
 
 /// A compute node's FLOPs: `num_ops`, which Chakra's feeder reads as an int64 attribute
-/// (mlcommons/chakra@02da5d0 src/feeder/et_feeder_node.cpp:21-22), a uint64 taken as well; 0
+/// (mlcommons/chakra@21585d8 src/feeder/et_feeder_node.cpp:31-32), a uint64 taken as well; 0
 /// without.
 double flops_of(const Node& n, const std::string& file)
 {
