@@ -33,11 +33,9 @@ TaskId blocker_of(const Workload& w, const ExecutionResult& r, TaskId d)
       latest = r.end[*x];
       best = *x;
     }
-  const Task& t = w.task(d);
-  const auto& prog = w.program(t.rank, t.stream);
-  auto it = std::lower_bound(prog.begin(), prog.end(), d);
-  if (it != prog.begin() && r.end[*(it - 1)] > latest)
-    best = *(it - 1);
+  const TaskId before = w.previous(d);
+  if (before != kNoTask && r.end[before] > latest)
+    best = before;
   return best;
 }
 
@@ -89,9 +87,8 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
   Breakdown b;
   b.rank = rank;
   b.step = r.makespan;
-  const auto& prog = w.program(rank, Stream::compute);
   double cursor = 0;
-  for (TaskId id : prog) {
+  for (TaskId id : w.stream(rank, Stream::compute)) {
     const Task& t = w.task(id);
     double gap_end = r.start[id];
     if (gap_end > cursor) {
@@ -122,7 +119,7 @@ Breakdown analyze_rank(const Workload& w, const ExecutionResult& r, std::uint32_
     TaskId last = kNoTask;
     double latest = cursor;
     for (int s = 1; s < kStreamCount; ++s)
-      for (TaskId id : w.program(rank, static_cast<Stream>(s)))
+      for (TaskId id : w.stream(rank, static_cast<Stream>(s)))
         if (r.end[id] > latest) {
           latest = r.end[id];
           last = id;
@@ -143,7 +140,7 @@ std::uint32_t busiest_rank(const Workload& w, const ExecutionResult& r)
   double best_busy = -1;
   for (std::uint32_t rank = 0; rank < w.ranks(); ++rank) {
     double busy = 0;
-    for (TaskId id : w.program(rank, Stream::compute))
+    for (TaskId id : w.stream(rank, Stream::compute))
       busy += r.end[id] - r.start[id];
     if (busy > best_busy + 1e-12) {
       best_busy = busy;

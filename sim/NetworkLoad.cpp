@@ -79,7 +79,7 @@ CommTime comm_time(const Workload& w, const ExecutionResult& r, CollectiveEngine
 {
   CommTime out;
   for (int s = 0; s < kStreamCount; ++s)
-    for (TaskId id : w.program(rank, static_cast<Stream>(s))) {
+    for (TaskId id : w.stream(rank, static_cast<Stream>(s))) {
       const Task& t = w.task(id);
       double idle = 0;
       if (t.kind == TaskKind::collective)

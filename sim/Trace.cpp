@@ -23,9 +23,8 @@ int trace_tid(std::uint32_t rank, int per_node, Stream s)
 void stream_events(Json& events, const Workload& w, const ExecutionResult& r, const TraceRequest& only,
                    std::uint32_t rank, int s, int node, int t)
 {
-  const auto& prog = w.program(rank, static_cast<Stream>(s));
   double cursor = 0;
-  for (TaskId id : prog) {
+  for (TaskId id : w.stream(rank, static_cast<Stream>(s))) {
     const Task& task = w.task(id);
     if (!only.traced_micro_batch(task.micro_batch)) {
       cursor = std::max(cursor, r.end[id]); // left out, and not an idle gap of the stream either
@@ -123,8 +122,7 @@ std::string chrome_trace(const Workload& w, const ExecutionResult& r, const Clus
           {{"ph", "M"}, {"name", "process_sort_index"}, {"pid", node}, {"tid", 0}, {"args", {{"sort_index", node}}}});
     }
     for (int s = 0; s < kStreamCount; ++s) {
-      const auto& prog = w.program(rank, static_cast<Stream>(s));
-      if (prog.empty() || !only.traced(static_cast<Stream>(s)))
+      if (w.stream(rank, static_cast<Stream>(s)).empty() || !only.traced(static_cast<Stream>(s)))
         continue;
       const int t = trace_tid(rank, per_node, static_cast<Stream>(s));
       events.push_back({{"ph", "M"},

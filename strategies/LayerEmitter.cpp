@@ -443,7 +443,7 @@ LayerEmitter::Backward LayerEmitter::backward_unit(int stage, const ParamUnit& u
     const auto& ranks = ctx_.stage_ranks(stage);
     weights_done.resize(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i)
-      weights_done[i] = w_.program(ranks[i], Stream::compute).back();
+      weights_done[i] = w_.last(ranks[i], Stream::compute);
   }
   dp_.after_backward(ctx_, stage, unit_index, mb, last_mb, weights_done);
   return {std::move(after), std::move(weights_done)};

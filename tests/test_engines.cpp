@@ -345,6 +345,52 @@ TEST_CASE("the workload keeps, as it is built, each stream's next task, each cal
   CHECK(shape_of(w).present == present);
 }
 
+
+TEST_CASE("a task keeps its labels in 32 bytes, its dependencies run to the next task's, and a stream reads alike as a walk and as an array")
+{
+  static_assert(sizeof(Task) == 32);
+  Workload w(2);
+  const TaskId a = w.add_compute(0, 1.0, {Category::backward, "big", kMaxTaskLayer, kMaxTaskMicroBatch}, {});
+  const TaskId b = w.add_compute(0, 1.0, {Category::recompute, "none", -1, -1}, {a}, Stream::tp, 0.25);
+  const auto [s, r] = w.add_p2p(0, 1, 8.0, Stream::pp_send_fwd, Stream::pp_recv_fwd,
+                                {Category::pp_comm, "p2p", 100000, 7}, {a, b}, {});
+  w.set_host_sync(b);
+  CHECK(w.task(a).layer == kMaxTaskLayer);
+  CHECK(w.task(a).micro_batch == kMaxTaskMicroBatch);
+  CHECK(w.task(a).category == Category::backward);
+  CHECK_FALSE(w.task(a).host_sync);
+  CHECK(w.task(b).layer == -1);
+  CHECK(w.task(b).micro_batch == -1);
+  CHECK(w.task(b).stream == Stream::tp);
+  CHECK(w.task(b).host_sync);
+  CHECK(w.task(b).host_seconds() == 0.0); // a compute task off the compute stream issues nothing
+  CHECK(w.task(s).layer == 100000);
+  CHECK(w.task(s).kind == TaskKind::send);
+  CHECK(w.task(r).kind == TaskKind::recv);
+  CHECK(w.task(r).stream == Stream::pp_recv_fwd);
+  CHECK(w.deps_end(a) == w.deps_begin(a));
+  REQUIRE(w.deps_end(b) - w.deps_begin(b) == 1);
+  REQUIRE(w.deps_end(s) - w.deps_begin(s) == 2);
+  CHECK(w.deps_end(r) == w.deps_begin(r)); // the last task's list ends with the array
+  CHECK_THROWS_AS(w.add_compute(0, 1.0, {Category::forward, "k", kMaxTaskLayer + 1, 0}, {}), std::length_error);
+  CHECK_THROWS_AS(w.add_compute(0, 1.0, {Category::forward, "k", 0, kMaxTaskMicroBatch + 1}, {}), std::length_error);
+  CHECK(w.tasks().size() == 4); // nothing was added by a refused label
+
+  const TaskId c = w.add_compute(0, 2.0, {Category::forward, "k", 0, 0}, {});
+  CHECK(w.first(0, Stream::compute) == a);
+  CHECK(w.last(0, Stream::compute) == c);
+  CHECK(w.first(1, Stream::compute) == kNoTask);
+  CHECK(w.stream(1, Stream::compute).empty());
+  const std::vector<TaskId> made = w.program(0, Stream::compute);
+  CHECK(made == std::vector<TaskId>{a, c});
+  const TaskId d = w.add_compute(0, 2.0, {Category::forward, "k", 0, 0}, {}); // after the array was made
+  CHECK(w.program(0, Stream::compute) == std::vector<TaskId>{a, c, d});
+  std::vector<TaskId> walked;
+  for (TaskId id : w.stream(0, Stream::compute))
+    walked.push_back(id);
+  CHECK(walked == w.program(0, Stream::compute));
+  CHECK(w.previous(d) == c);
+}
 TEST_CASE("a workload appended on other GPUs keeps its groups, calls, transfers and dependencies, and appended again it follows itself stream by stream")
 {
   const Workload::Label label{Category::forward, "k", 0, 0};

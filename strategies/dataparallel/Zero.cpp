@@ -209,11 +209,8 @@ private:
   {
     const auto& ranks = ctx.stage_ranks(stage);
     std::vector<TaskId> now(ranks.size(), kNoTask);
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      const auto& prog = ctx.workload().program(ranks[i], Stream::compute);
-      if (!prog.empty())
-        now[i] = prog.back();
-    }
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      now[i] = ctx.workload().last(ranks[i], Stream::compute);
     const ShardedTraits& sh = ctx.training().traits().sharded;
     const ParamUnit& u = ctx.units(stage)[static_cast<std::size_t>(unit)];
     // prefetch: issued when the previous unit started (after what preceded it) if the framework

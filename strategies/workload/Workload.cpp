@@ -41,6 +41,26 @@ const char* to_string(CollOp op)
 Workload::Workload(std::uint32_t ranks)
     : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount), compute_stream_(ranks, kStreamCount)
 {
+  add_streams(static_cast<std::size_t>(ranks) * kStreamCount);
+}
+
+void Workload::add_streams(std::size_t streams)
+{
+  while (heads_.size() < streams) {
+    heads_.push_back(kNoTask);
+    tails_.push_back(kNoTask);
+  }
+  programs_.resize(streams);
+}
+
+const std::vector<TaskId>& Workload::program(std::uint32_t rank, Stream s) const
+{
+  const std::size_t i = rank * kStreamCount + static_cast<std::size_t>(s);
+  auto& prog = programs_[i];
+  if (prog.empty() && heads_[i] != kNoTask)
+    for (TaskId id = heads_[i]; id != kNoTask; id = next_[id])
+      prog.push_back(id);
+  return prog;
 }
 
 void Workload::simulate_only(const std::vector<std::uint32_t>& ranks)
@@ -88,6 +108,20 @@ std::uint8_t Workload::name_index(const std::string& name)
   return last_name_ = static_cast<std::uint8_t>(names_.size() - 1);
 }
 
+void Workload::set_label(Task& t, const Label& label)
+{
+  if (label.micro_batch < -1 || label.micro_batch > kMaxTaskMicroBatch)
+    throw std::length_error("a task labels at most " + std::to_string(kMaxTaskMicroBatch + 1) +
+                            " micro-batches; this one is " + std::to_string(label.micro_batch));
+  if (label.layer < -1 || label.layer > kMaxTaskLayer)
+    throw std::length_error("a task labels at most " + std::to_string(kMaxTaskLayer + 1) + " layers; this one is " +
+                            std::to_string(label.layer));
+  t.category = label.category;
+  t.layer = label.layer;
+  t.micro_batch = label.micro_batch;
+  t.name = name_index(label.name);
+}
+
 TaskId Workload::previous(TaskId id) const
 {
   const Task& t = tasks_[id];
@@ -102,24 +136,27 @@ TaskId Workload::push(Task t, const TaskIds& deps)
   assert(simulated(t.rank));
   TaskId id = static_cast<TaskId>(tasks_.size());
   t.deps_begin = static_cast<std::uint32_t>(deps_.size());
-  t.deps_count = static_cast<std::uint32_t>(deps.size());
   for (TaskId d : deps) {
     assert(d < id);
     assert(tasks_[d].rank == t.rank);
     deps_.push_back(d);
   }
   tasks_.push_back(t);
-  auto& prog = programs_[t.rank * kStreamCount + static_cast<std::size_t>(t.stream)];
-  if (!prog.empty())
-    next_[prog.back()] = id;
-  prog.push_back(id);
+  const std::size_t s = t.rank * kStreamCount + static_cast<std::size_t>(t.stream);
+  if (tails_[s] != kNoTask)
+    next_[tails_[s]] = id;
+  else
+    heads_[s] = id;
+  tails_[s] = id;
+  if (!programs_[s].empty())
+    programs_[s].push_back(id); // an array already made stays whole
   next_.push_back(kNoTask);
   if (t.kind == TaskKind::collective)
     ++collectives_[t.target].present;
   if (t.kind == TaskKind::compute) {
-    auto& s = compute_stream_[t.rank];
-    one_compute_stream_ = one_compute_stream_ && (s == kStreamCount || s == static_cast<std::uint8_t>(t.stream));
-    s = static_cast<std::uint8_t>(t.stream);
+    auto& cs = compute_stream_[t.rank];
+    one_compute_stream_ = one_compute_stream_ && (cs == kStreamCount || cs == static_cast<std::uint8_t>(t.stream));
+    cs = static_cast<std::uint8_t>(t.stream);
   }
   return id;
 }
@@ -136,10 +173,7 @@ TaskId Workload::add_compute(std::uint32_t rank, double seconds, const Label& la
   }
   t.rank = rank;
   t.stream = stream;
-  t.category = label.category;
-  t.layer = static_cast<std::int16_t>(label.layer);
-  t.micro_batch = label.micro_batch;
-  t.name = name_index(label.name);
+  set_label(t, label);
   return push(t, deps);
 }
 
@@ -152,10 +186,7 @@ std::pair<TaskId, TaskId> Workload::add_p2p(std::uint32_t from, std::uint32_t to
   s.amount = bytes;
   s.rank = from;
   s.stream = send_stream;
-  s.category = label.category;
-  s.layer = static_cast<std::int16_t>(label.layer);
-  s.micro_batch = label.micro_batch;
-  s.name = name_index(label.name);
+  set_label(s, label);
   TaskId send = push(s, send_deps);
   sends_.push_back(send);
   Task r = s;
@@ -198,10 +229,7 @@ std::vector<TaskId> Workload::add_collective(CollOp op, std::uint32_t group, dou
     t.target = call;
     t.rank = members[i];
     t.stream = stream;
-    t.category = label.category;
-    t.layer = static_cast<std::int16_t>(label.layer);
-    t.micro_batch = label.micro_batch;
-    t.name = name_index(label.name);
+    set_label(t, label);
     out.push_back(push(t, deps.empty() ? none : deps[i]));
   }
   return out;
@@ -217,7 +245,7 @@ TaskId Workload::append(const Workload& other, const std::vector<std::uint32_t>&
   const std::uint32_t ranks = gpu_of.empty() ? 0 : *std::max_element(gpu_of.begin(), gpu_of.end()) + 1;
   if (ranks > ranks_) {
     ranks_ = ranks;
-    programs_.resize(static_cast<std::size_t>(ranks_) * kStreamCount);
+    add_streams(static_cast<std::size_t>(ranks_) * kStreamCount);
     compute_stream_.resize(ranks_, kStreamCount);
   }
   const auto group0 = static_cast<std::uint32_t>(groups_.size());
@@ -265,8 +293,10 @@ TaskId Workload::append(const Workload& other, const std::vector<std::uint32_t>&
 
 std::size_t Workload::memory_bytes() const
 {
-  std::size_t b =
-      tasks_.capacity() * sizeof(Task) + (deps_.capacity() + next_.capacity() + sends_.capacity()) * sizeof(TaskId) + compute_stream_.size();
+  std::size_t b = tasks_.capacity() * sizeof(Task) +
+                  (deps_.capacity() + next_.capacity() + sends_.capacity() + heads_.capacity() + tails_.capacity()) *
+                      sizeof(TaskId) +
+                  compute_stream_.size();
   for (const auto& p : programs_)
     b += p.capacity() * sizeof(TaskId) + sizeof(p);
   for (const auto& g : groups_)

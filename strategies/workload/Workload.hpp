@@ -24,7 +24,9 @@
 #include "InlineVector.hpp"
 #include "PodVector.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -82,23 +84,31 @@ constexpr TaskId kNoTask = static_cast<TaskId>(-1);
 /// their allocations were a fifth of the build).
 using TaskIds = InlineVector<TaskId, 4>;
 
+/// One task: 32 bytes, two to a cache line (a step at 16k GPUs holds about 40 M of them, and
+/// every byte of a task is a page the kernel zeroes and the engine reads). Its dependencies are
+/// deps_[deps_begin, next task's deps_begin): a task's list is appended when it is made.
 struct Task {
   double amount = 0;        ///< compute: seconds; send/recv: bytes; collective: see CollectiveCall
   std::uint32_t target = 0; ///< send/recv: the matching task; collective: the call index
   std::uint32_t deps_begin = 0;
-  std::uint32_t deps_count = 0;
   std::uint32_t rank = 0;
   union {
-    std::uint32_t member = 0; ///< collective: index of this rank in the call's group
-    float host;               ///< compute on Stream::compute: seconds of CPU issuing it (see above)
+    std::uint32_t member; ///< collective: index of this rank in the call's group
+    float host;           ///< compute on Stream::compute: seconds of CPU issuing it (see above)
   };
-  std::int32_t micro_batch = -1;
-  std::int16_t layer = -1;
-  TaskKind kind = TaskKind::compute;
-  Stream stream = Stream::compute;
-  Category category = Category::other;
-  std::uint8_t name = 0;      ///< index into Workload::names
-  bool host_sync = false;     ///< the compute tasks that depend on it are issued after it ends
+  std::int32_t micro_batch : 24; ///< -1: none (Workload::set_label refuses what does not fit)
+  std::uint8_t name;             ///< index into Workload::names
+  std::int32_t layer : 19;       ///< -1: none
+  bool host_sync : 1;            ///< the compute tasks that depend on it are issued after it ends
+  TaskKind kind : 2;
+  Stream stream : 4;
+  Category category : 4;
+
+  Task()
+      : member(0), micro_batch(-1), name(0), layer(-1), host_sync(false), kind(TaskKind::compute),
+        stream(Stream::compute), category(Category::other)
+  {
+  }
 
   /// Seconds the host spends issuing this task (compute tasks of the compute stream), else 0.
   double host_seconds() const
@@ -106,6 +116,10 @@ struct Task {
     return kind == TaskKind::compute && stream == Stream::compute ? static_cast<double>(host) : 0.0;
   }
 };
+static_assert(sizeof(Task) == 32, "a task is 32 bytes: two to a cache line");
+/// The largest micro-batch and layer index a task can carry.
+inline constexpr int kMaxTaskMicroBatch = (1 << 23) - 1;
+inline constexpr int kMaxTaskLayer = (1 << 18) - 1;
 
 /// A group of ranks a collective runs over (a TP group, a DP group, ...).
 struct RankGroup {
@@ -141,11 +155,46 @@ public:
   const std::vector<CollectiveCall>& collectives() const { return collectives_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::string>& algo_names() const { return algo_names_; }
-  /// Task ids of one stream of one rank, in order.
-  const std::vector<TaskId>& program(std::uint32_t rank, Stream s) const
-  {
-    return programs_[rank * kStreamCount + static_cast<std::size_t>(s)];
-  }
+  /// Task ids of one stream of one rank, in order, as an array: made on first use and kept (a
+  /// step's engine walks streams by next() and never needs them; see stream()).
+  const std::vector<TaskId>& program(std::uint32_t rank, Stream s) const;
+  /// The tasks of one stream of one rank, in order, walked by next() (nothing is allocated).
+  class StreamTasks {
+  public:
+    class iterator {
+    public:
+      using value_type = TaskId;
+      using difference_type = std::ptrdiff_t;
+      using reference = TaskId;
+      using pointer = void;
+      using iterator_category = std::forward_iterator_tag;
+      iterator(const Workload* w, TaskId id) : w_(w), id_(id) {}
+      TaskId operator*() const { return id_; }
+      iterator& operator++()
+      {
+        id_ = w_->next(id_);
+        return *this;
+      }
+      bool operator==(const iterator& o) const { return id_ == o.id_; }
+      bool operator!=(const iterator& o) const { return id_ != o.id_; }
+
+    private:
+      const Workload* w_;
+      TaskId id_;
+    };
+    StreamTasks(const Workload* w, TaskId first) : w_(w), first_(first) {}
+    iterator begin() const { return {w_, first_}; }
+    iterator end() const { return {w_, kNoTask}; }
+    bool empty() const { return first_ == kNoTask; }
+
+  private:
+    const Workload* w_;
+    TaskId first_;
+  };
+  StreamTasks stream(std::uint32_t rank, Stream s) const { return {this, first(rank, s)}; }
+  /// The first and the last task of one stream of one rank, or kNoTask.
+  TaskId first(std::uint32_t rank, Stream s) const { return heads_[rank * kStreamCount + static_cast<std::size_t>(s)]; }
+  TaskId last(std::uint32_t rank, Stream s) const { return tails_[rank * kStreamCount + static_cast<std::size_t>(s)]; }
   /// The task before `id` on its stream, or kNoTask (a stream's ids increase: tasks are
   /// appended to their stream as they are made).
   TaskId previous(TaskId id) const;
@@ -157,7 +206,10 @@ public:
   bool one_compute_stream() const { return one_compute_stream_; }
   /// Dependencies of a task.
   const TaskId* deps_begin(TaskId id) const { return deps_.data() + tasks_[id].deps_begin; }
-  const TaskId* deps_end(TaskId id) const { return deps_begin(id) + tasks_[id].deps_count; }
+  const TaskId* deps_end(TaskId id) const
+  {
+    return deps_.data() + (id + 1 < tasks_.size() ? tasks_[id + 1].deps_begin : deps_.size());
+  }
 
   // ---- building ----
   std::uint32_t add_group(std::vector<std::uint32_t> ranks);
@@ -215,6 +267,10 @@ public:
 
 private:
   TaskId push(Task t, const TaskIds& deps);
+  /// Grows the per-stream arrays to `streams` rank-streams.
+  void add_streams(std::size_t streams);
+  /// Sets a task's category, name, layer and micro-batch (refusing what its fields cannot hold).
+  void set_label(Task& t, const Label& label);
 
   std::uint32_t ranks_;
   std::vector<std::uint8_t> simulated_; ///< empty: every rank
@@ -222,7 +278,10 @@ private:
   PodVector<TaskId> deps_;
   PodVector<TaskId> sends_;
   PodVector<TaskId> next_; ///< per task: the next task of its stream (an engine walks streams by it)
-  std::vector<std::vector<TaskId>> programs_;
+  PodVector<TaskId> heads_; ///< per rank and stream: its first task, or kNoTask
+  PodVector<TaskId> tails_; ///< per rank and stream: its last task, or kNoTask
+  /// per rank and stream: its tasks as an array, once program() has been asked for it
+  mutable std::vector<std::vector<TaskId>> programs_;
   std::vector<std::uint8_t> compute_stream_; ///< per rank: the stream its compute tasks are on
   bool one_compute_stream_ = true;
   std::vector<RankGroup> groups_;
