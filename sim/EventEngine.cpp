@@ -108,8 +108,10 @@ public:
                               std::to_string(n) + " tasks and " + std::to_string(w.collectives().size()) + " calls");
     assign_huge(res_.start, n, -1.0);
     assign_huge(res_.end, n, -1.0);
-    assign_huge(state_, n, kIdle);
-    assign_huge(waiters_, n, 0u);
+    if (static_cast<std::size_t>(w.ranks()) * kStreamCount >= kWaiterMask)
+      throw std::length_error("the event engine runs at most " + std::to_string(kWaiterMask / kStreamCount) +
+                              " ranks; this step has " + std::to_string(w.ranks()));
+    assign_huge(slot_, n, std::uint32_t{kIdle} << kStateShift);
     calls_.resize(w.collectives().size());
     for (std::uint32_t call = 0; call < calls_.size(); ++call)
       calls_[call].present = w.collectives()[call].present;
@@ -119,11 +121,8 @@ public:
     streams_.resize(static_cast<std::size_t>(w.ranks()) * kStreamCount);
     p2p_.resize(streams_.size());
     for (std::uint32_t r = 0; r < w.ranks(); ++r)
-      for (int s = 0; s < kStreamCount; ++s) {
-        const auto& prog = w.program(r, static_cast<Stream>(s));
-        if (!prog.empty())
-          streams_[r * kStreamCount + static_cast<std::size_t>(s)].cur = prog.front();
-      }
+      for (int s = 0; s < kStreamCount; ++s)
+        streams_[r * kStreamCount + static_cast<std::size_t>(s)].cur = w.first(r, static_cast<Stream>(s));
   }
 
   ExecutionResult go(EventEngineStats* stats)
@@ -144,9 +143,9 @@ public:
       if (streams_[s].cur != kNoTask)
         work_.push_back(s);
     run();
-    std::vector<std::uint8_t> done(state_.size());
-    for (std::size_t i = 0; i < state_.size(); ++i)
-      done[i] = state_[i] == kDone ? 1 : 0;
+    std::vector<std::uint8_t> done(slot_.size());
+    for (std::size_t i = 0; i < slot_.size(); ++i)
+      done[i] = state(static_cast<TaskId>(i)) == kDone ? 1 : 0;
     close_result(done, res_);
     if (stats) {
       stats->events = events_;
@@ -181,6 +180,14 @@ private:
     // one more per GPU: its compute, shared by the streams that compute on it
     cap.insert(cap.end(), ranks, speed);
     return cap;
+  }
+
+  static constexpr int kStateShift = 30;
+  static constexpr std::uint32_t kWaiterMask = (std::uint32_t{1} << kStateShift) - 1;
+  std::uint8_t state(TaskId id) const { return static_cast<std::uint8_t>(slot_[id] >> kStateShift); }
+  void set_state(TaskId id, std::uint8_t st)
+  {
+    slot_[id] = (slot_[id] & kWaiterMask) | std::uint32_t{st} << kStateShift;
   }
 
   static double wire(double bytes) { return std::ceil(std::max(0.0, bytes)); }
@@ -276,9 +283,9 @@ private:
       return;
     const TaskId id = st.cur;
     for (const TaskId* d = w_.deps_begin(id); d != w_.deps_end(id); ++d)
-      if (state_[*d] != kDone) {
-        st.next_waiter = waiters_[*d];
-        waiters_[*d] = s + 1;
+      if (state(*d) != kDone) {
+        st.next_waiter = slot_[*d] & kWaiterMask;
+        slot_[*d] = (slot_[*d] & ~kWaiterMask) | (s + 1);
         return;
       }
     st.busy = true;
@@ -288,7 +295,7 @@ private:
       if (!host_.empty() && t.stream == Stream::compute) {
         const double issue = host_[t.rank] = issue_time(w_, id, host_[t.rank], res_.end);
         if (issue > now_) {
-          state_[id] = kArrived;
+          set_state(id, kArrived);
           at(issue, EventKind::issued, id);
           break;
         }
@@ -310,7 +317,8 @@ private:
   void finish(TaskId id)
   {
     res_.end[id] = now_;
-    state_[id] = kDone;
+    const std::uint32_t waiters = slot_[id] & kWaiterMask;
+    slot_[id] = std::uint32_t{kDone} << kStateShift;
     const Task& t = w_.task(id);
     const std::uint32_t s = t.rank * kStreamCount + static_cast<std::uint32_t>(t.stream);
     StreamRun& st = streams_[s];
@@ -320,7 +328,7 @@ private:
     if (st.cur != kNoTask)
       __builtin_prefetch(&w_.task(st.cur)); // read when the stream advances, a little later
     work_.push_back(s);
-    for (std::uint32_t wt = std::exchange(waiters_[id], 0); wt != 0;) {
+    for (std::uint32_t wt = waiters; wt != 0;) {
       StreamRun& ws = streams_[wt - 1];
       work_.push_back(wt - 1);
       wt = std::exchange(ws.next_waiter, 0);
@@ -342,7 +350,7 @@ private:
 
   void run_compute(TaskId id, const Task& t)
   {
-    state_[id] = kArrived;
+    set_state(id, kArrived);
     if (t.amount <= 0) {
       finish(id);
       return;
@@ -360,9 +368,9 @@ private:
 
   void arrive_p2p(TaskId id, const Task& t)
   {
-    state_[id] = kArrived;
+    set_state(id, kArrived);
     const TaskId other = t.target;
-    if (state_[other] != kArrived || res_.start[other] >= 0)
+    if (state(other) != kArrived || res_.start[other] >= 0)
       return; // the partner has not arrived: it starts the transfer
     res_.start[id] = now_;
     res_.start[other] = now_;
@@ -376,14 +384,12 @@ private:
       pause(p.predicted, EventKind::task_end, send_id, 2);
       return;
     }
-    const int paths = cg_.paths(); // ecmp-qp: a share on each queue pair's route
+    const auto paths = static_cast<int>(p.routes.size()); // ecmp-qp: a share on each queue pair's route
     if (paths > 1)
       transfer_flows_[send_id] = paths;
-    for (int q = 0; q < paths; ++q) {
-      route_.clear();
-      cg_.route(static_cast<int>(send.rank), static_cast<int>(recv.rank), route_, q);
+    for (const std::vector<int>& route : p.routes) {
       ++res_.stats.flows;
-      start_flow(route_, p.wire / paths, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
+      start_flow(route, p.wire / paths, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
     }
   }
 
@@ -396,6 +402,7 @@ private:
     double predicted = 0; ///< s on idle links (the delay of an exclusive transfer)
     double wire = 0;      ///< on-wire bytes of its flow
     double extra = 0;     ///< s of latency after its flow
+    std::vector<std::vector<int>> routes; ///< its flows' routes, one per queue pair (none: exclusive)
   };
 
   /// Looked up per (sender, stream), where a rank keeps one or two peers and a few sizes: a
@@ -418,8 +425,11 @@ private:
     } else {
       p.wire = wire(c_.p2p_wire_bytes(from, to, send.amount));
       p.extra = c_.p2p_extra_latency(from, to, send.amount);
+      p.routes.resize(static_cast<std::size_t>(cg_.paths()));
+      for (std::size_t q = 0; q < p.routes.size(); ++q)
+        cg_.route(from, to, p.routes[q], static_cast<int>(q));
     }
-    known.push_back(p);
+    known.push_back(std::move(p));
     return known.back();
   }
 
@@ -427,7 +437,7 @@ private:
 
   void arrive_collective(TaskId id, const Task& t)
   {
-    state_[id] = kArrived;
+    set_state(id, kArrived);
     CallRun& cr = calls_[t.target];
     cr.stream = t.stream;
     if (++cr.arrived < cr.present)
@@ -548,8 +558,9 @@ private:
   ExecutionOptions o_;
   MaxMinNetwork net_;
   ExecutionResult res_;
-  std::vector<std::uint8_t> state_;
-  std::vector<std::uint32_t> waiters_; ///< per task: 1 + the first stream waiting for it
+  /// per task: its state (top two bits) and 1 + the first stream waiting for it (0: none), one
+  /// word, so that a task's check and its wake-up read one cache line
+  std::vector<std::uint32_t> slot_;
   std::vector<StreamRun> streams_;
   std::vector<CallRun> calls_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, int>, bool> p2p_exclusive_;
