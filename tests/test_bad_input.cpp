@@ -750,7 +750,7 @@ TEST_CASE("a step of 16,384 micro-batches per pipeline is refused at global_batc
                "of simulation.max_tasks");
   auto r = run_cli("run " + f);
   CHECK(r.err.find("valid: a global_batch of at most 41524 here") != std::string::npos);
-  CHECK(r.err.find(", or simulation.max_tasks: 26476688 (about 3 GB)") != std::string::npos);
+  CHECK(r.err.find(", or simulation.max_tasks: 26476688 (about 2 GB)") != std::string::npos);
 }
 
 TEST_CASE("simulation.max_tasks bounds the step a run may build, and the bound can be raised")

@@ -130,7 +130,7 @@ const Section& simulation_section()
            .not_an_axis(),
        K::integer("max_tasks", kMaxStepTasks, 1000, kMaxStepTasksLimit,
                   "the most tasks the simulated step may have, checked before it is built: a task costs about "
-                  "85 bytes and 0.45 us, so the default is about 1.4 GB and 8 s; raise it for a bigger full-mode "
+                  "70 bytes and 0.5 us, so the default is about 1.2 GB and 8 s; raise it for a bigger full-mode "
                   "step")
            .not_an_axis()}};
   return s;

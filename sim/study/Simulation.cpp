@@ -50,7 +50,7 @@ void check_step_size(const ExperimentSpec& e, const CostModel& cost, int unit, i
   const std::string raise =
       tasks <= static_cast<double>(kMaxStepTasksLimit)
           ? ", or simulation.max_tasks: " + std::to_string(static_cast<long long>(std::ceil(tasks))) +
-                " (about " + std::to_string(static_cast<long long>(std::ceil(tasks * 85e-9))) + " GB)"
+                " (about " + std::to_string(static_cast<long long>(std::ceil(tasks * 70e-9))) + " GB)"
           : "";
   throw ConfigError(at != e.where.end() ? at->second : SourceLocation{},
                     "a step of " + std::to_string(m) + " micro-batches per pipeline is about " +
