@@ -1,5 +1,7 @@
 // Sweeps, shards and merge, traces and figures: what users take away from a run.
 #include "TestUtil.hpp"
+#include "PlotSpec.hpp"
+#include "Suggest.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,10 @@
 #include <sstream>
 
 using namespace clustersim::test;
+using clustersim::check_plot_kind;
+using clustersim::join;
+using clustersim::plot_kinds;
+using clustersim::PlotSpec;
 
 namespace {
 
@@ -318,6 +324,34 @@ TEST_CASE("clustersim plot draws from a results.csv and rejects unknown columns"
   CHECK(bad_label.exit_code == 2);
   CHECK(bad_label.err.find("unknown column 'tpp'; did you mean 'tp'?") != std::string::npos);
   CHECK(entries_in(out + "/b2") == 0);
+}
+
+TEST_CASE("plot kinds and the columns each needs are one rule for the plot section and the plot command")
+{
+  for (const std::string& kind : plot_kinds()) {
+    PlotSpec p;
+    p.kind = kind;
+    p.x = "gpus";
+    p.y = "step_time_s";
+    CHECK_MESSAGE(check_plot_kind(p, false).what.empty(), kind);
+  }
+  PlotSpec line;
+  line.kind = "line";
+  CHECK(check_plot_kind(line, false).valid == "x: COLUMN, y: COLUMN");
+  CHECK(check_plot_kind(line, true).valid == "--x COLUMN --y COLUMN");
+  const std::string csv = write_temp("results.csv", "gpus,step_time_s\n8,1.0\n");
+  auto pie = run_cli("plot " + csv + " --kind pie");
+  CHECK(pie.exit_code == 2);
+  CHECK(pie.err.find("unknown kind 'pie'") != std::string::npos);
+  CHECK(pie.err.find("valid: " + join(plot_kinds())) != std::string::npos); // every registered kind, no other
+  auto bars = run_cli("plot " + csv + " --kind bars");
+  CHECK(bars.exit_code == 2);
+  CHECK(bars.err.find("a bar plot needs a y column; valid: --y COLUMN") != std::string::npos);
+  std::string doc = kSweep;
+  doc.replace(doc.find("{kind: breakdown}"), 17, "{kind: line, x: gpus}");
+  auto section = run_cli("run " + write_temp("lineplot.yaml", doc) + " --out " + temp_dir() + "/never");
+  CHECK(section.exit_code == 2);
+  CHECK(section.err.find("a line plot needs x and y columns; valid: x: COLUMN, y: COLUMN") != std::string::npos);
 }
 
 TEST_CASE("a malformed plot section is reported before the sweep runs, and nothing is written")

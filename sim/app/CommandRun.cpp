@@ -366,7 +366,7 @@ void add_plot_command(CLI::App& app, Action& action)
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("plot", "Draw a figure (PNG and SVG, with gnuplot) from a results.csv");
   cmd->add_option("results", opt->csv, "results.csv of a sweep")->required();
-  cmd->add_option("--kind", opt->spec.kind, "scaling | breakdown | mfu | memory | bars | line");
+  cmd->add_option("--kind", opt->spec.kind, join(plot_kinds(), " | "));
   cmd->add_option("--x", opt->spec.x, "x column (default: gpus for scaling, the layout for bars)");
   cmd->add_option("--y", opt->spec.y, "y column (line plots)");
   cmd->add_option("--series", opt->spec.series, "column whose values make separate lines");
@@ -376,13 +376,8 @@ void add_plot_command(CLI::App& app, Action& action)
   cmd->add_option("--out", opt->out, "output directory (default: the CSV's)");
   cmd->callback([opt, &action] {
     action = [opt] {
-      static const std::vector<std::string> kinds{"scaling", "breakdown", "mfu", "memory", "bars", "line"};
-      if (std::find(kinds.begin(), kinds.end(), opt->spec.kind) == kinds.end())
-        throw ConfigError(command_line("--kind"), unknown_name("kind", opt->spec.kind, kinds), join(kinds));
-      if (opt->spec.kind == "line" && (opt->spec.x.empty() || opt->spec.y.empty()))
-        throw ConfigError(command_line("--kind"), "a line plot needs --x and --y", "--x COLUMN --y COLUMN");
-      if (opt->spec.kind == "bars" && opt->spec.y.empty())
-        throw ConfigError(command_line("--kind"), "a bar plot needs --y", "--y COLUMN");
+      if (const PlotProblem bad = check_plot_kind(opt->spec, true); !bad.what.empty())
+        throw ConfigError(command_line("--kind"), bad.what, bad.valid);
       CsvTable t =
           parse_csv(read_input_file(opt->csv, kMaxResultsBytes, "a results.csv written by clustersim"), opt->csv);
       PlotSpec spec = opt->spec;

@@ -12,6 +12,18 @@ const std::vector<std::string>& plot_kinds()
   return k;
 }
 
+PlotProblem check_plot_kind(const PlotSpec& p, bool flags)
+{
+  const auto& kinds = plot_kinds();
+  if (std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end())
+    return {unknown_name("kind", p.kind, kinds), join(kinds)};
+  if (p.kind == "line" && (p.x.empty() || p.y.empty()))
+    return {"a line plot needs x and y columns", flags ? "--x COLUMN --y COLUMN" : "x: COLUMN, y: COLUMN"};
+  if (p.kind == "bars" && p.y.empty())
+    return {"a bar plot needs a y column", flags ? "--y COLUMN" : "y: COLUMN"};
+  return {};
+}
+
 const Section& plot_section()
 {
   using K = KeySpec;
@@ -56,10 +68,8 @@ std::vector<PlotSpec> parse_plots(const YamlNode& node)
         p.columns.emplace_back(c.as_string(), c.where());
       }
     p.log_y = m.boolean("log_y");
-    if (p.kind == "line" && (p.x.empty() || p.y.empty()))
-      item.fail("a line plot needs x and y columns", "x: COLUMN, y: COLUMN");
-    if (p.kind == "bars" && p.y.empty())
-      item.fail("a bar plot needs a y column", "y: COLUMN");
+    if (const PlotProblem bad = check_plot_kind(p, false); !bad.what.empty())
+      item.fail(bad.what, bad.valid);
     m.finish();
     out.push_back(p);
   }

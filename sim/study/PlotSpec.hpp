@@ -31,6 +31,13 @@ struct PlotSpec {
 };
 
 const std::vector<std::string>& plot_kinds();
+/// What is wrong with a spec's kind and the columns it needs (empty `what`: nothing); the hint
+/// names the `plot:` section's keys, or with `flags` the command line's.
+struct PlotProblem {
+  std::string what;
+  std::string valid;
+};
+PlotProblem check_plot_kind(const PlotSpec& p, bool flags);
 /// The keys of one figure of a `plot:` list.
 const Section& plot_section();
 /// Reads a `plot:` section (a list of figure specs), with positions in errors.
