@@ -255,7 +255,10 @@ void MaxMinNetwork::prepare_fill()
     }
     new_rate_[f] = -1;
     limiter_[f] = -1;
-    by_bound.emplace_back(fl.bound, f);
+    // an unbounded flow is never fixed at its bound: only a resource's share, or the last
+    // loop of progressive_fill (a flow crossing nothing), fixes it, so it is left out
+    if (fl.bound < kUnbounded)
+      by_bound.emplace_back(fl.bound, f);
   }
   std::sort(by_bound.begin(), by_bound.end());
 }
