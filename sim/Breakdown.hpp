@@ -7,7 +7,7 @@
 /// to bubble. A gap after the next compute task was ready is host-bound: the GPU waited for the
 /// host to issue it. By construction the terms sum to the step time.
 
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "Workload.hpp"
 
 namespace clustersim {

@@ -2,7 +2,7 @@
 /// Runs a Workload on the cluster's links without SimGrid's actors: one event heap, and one
 /// max-min solve per simulated instant, after every event of that instant (MaxMinNetwork).
 ///
-/// It has the SimGrid executor's semantics exactly (Executor.hpp), and reads the same links and
+/// It has the SimGrid executor's semantics exactly (simgrid/Executor.hpp), and reads the same links and
 /// routes (the ClusterGraph's resources and routes, which GraphZone hands SimGrid):
 ///  * a stream's task starts when its predecessor and its dependencies are done;
 ///  * a transfer when both sides have arrived; a collective when every simulated member has,
@@ -18,7 +18,7 @@
 /// holds both to the same step and the same task ends.
 
 #include "CollectiveEngine.hpp"
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "MaxMinNetwork.hpp"
 #include "Workload.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "Workload.hpp"
 
 #include <string>

@@ -10,7 +10,7 @@
 /// The planner ranks layouts with it; `simulation: {mode: analytic}` reports it.
 
 #include "CollectiveEngine.hpp"
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "Workload.hpp"
 
 namespace clustersim {

@@ -7,7 +7,7 @@
 /// a flow event ("s" at the send's start, "f" at the receive's end) that viewers draw as an arrow.
 
 #include "ClusterGraph.hpp"
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "Workload.hpp"
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Folding symmetric replicas into one simulated rank per stage is exact where replicas cannot
 // contend, and refused where they can; contention-free collectives run as exact delays.
 #include "Isolated.hpp"
+#include "Executor.hpp"
 #include "SimPlatform.hpp"
 #include "Simulation.hpp"
 #include "StepBuilder.hpp"

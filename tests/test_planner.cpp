@@ -4,6 +4,7 @@
 #include "Isolated.hpp"
 #include "Planner.hpp"
 #include "Validation.hpp"
+#include "Executor.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"

@@ -92,6 +92,7 @@ TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
 
 #include "Breakdown.hpp"
 #include "CollectiveEngine.hpp"
+#include "Executor.hpp"
 #include "SimPlatform.hpp"
 
 #include <fstream>

@@ -9,6 +9,7 @@
 #include "Isolated.hpp"
 #include "Layout.hpp"
 #include "collectives/CollectiveAlgorithm.hpp"
+#include "Executor.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "ChakraWorkload.hpp"

@@ -4,7 +4,7 @@
 
 #include "Breakdown.hpp"
 #include "CostModel.hpp"
-#include "Executor.hpp"
+#include "ExecutionResult.hpp"
 #include "Experiment.hpp"
 #include "NetworkLoad.hpp"
 #include "Trace.hpp"
