@@ -1,6 +1,7 @@
 #include "LayoutRules.hpp"
 
 #include "PipelineLayout.hpp"
+#include "Workload.hpp"
 
 #include <vector>
 
@@ -66,6 +67,9 @@ std::optional<LayoutViolation> batch_multiple(const TrainingSpec& t, const Model
                     "*" + s(t.dp),
                 "a multiple of " + s(per_step));
 }
+
+// a step's micro-batches are named in its tasks' 24-bit labels (Workload.hpp)
+static_assert(kMaxMicroBatches <= kMaxTaskMicroBatch + 1LL, "a task must be able to name every micro-batch");
 
 std::optional<LayoutViolation> micro_batch_limit(const TrainingSpec& t, const ModelSpec&, long long)
 {

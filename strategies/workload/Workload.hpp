@@ -156,7 +156,8 @@ public:
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::string>& algo_names() const { return algo_names_; }
   /// Task ids of one stream of one rank, in order, as an array: made on first use and kept (a
-  /// step's engine walks streams by next() and never needs them; see stream()).
+  /// step's engine walks streams by next() and never needs them; see stream()). Not for two
+  /// threads at once: a workload is read by the one that built it (runs in parallel are processes).
   const std::vector<TaskId>& program(std::uint32_t rank, Stream s) const;
   /// The tasks of one stream of one rank, in order, walked by next() (nothing is allocated).
   class StreamTasks {
