@@ -38,8 +38,7 @@ const char* to_string(CollOp op)
   return coll_op_names()[static_cast<std::size_t>(op)].c_str();
 }
 
-Workload::Workload(std::uint32_t ranks)
-    : ranks_(ranks), programs_(static_cast<std::size_t>(ranks) * kStreamCount), compute_stream_(ranks, kStreamCount)
+Workload::Workload(std::uint32_t ranks) : ranks_(ranks), compute_stream_(ranks, kStreamCount)
 {
   add_streams(static_cast<std::size_t>(ranks) * kStreamCount);
 }
