@@ -258,8 +258,7 @@ MemoryBreakdown CostModel::memory(int stage) const
   const int p = training_.pp;
   const int mcount = static_cast<int>(training_.micro_batches());
   const double in_flight =
-      p > 1 ? ScheduleRegistry::instance().shared(to_string(training_.schedule)).in_flight(stage, p, mcount, training_.vpp)
-            : 1.0;
+      p > 1 ? ScheduleRegistry::instance().shared(training_.schedule).in_flight(stage, p, mcount, training_.vpp) : 1.0;
   const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
   const int moe_layers = moe_layers_on(stage);
   m.activations = (layer_activation_bytes(false) * (layers - moe_layers) + layer_activation_bytes(true) * moe_layers) *

@@ -1,6 +1,7 @@
 #include "LayoutRules.hpp"
 
 #include "PipelineLayout.hpp"
+#include "PipelineSchedule.hpp"
 #include "Workload.hpp"
 
 #include <vector>
@@ -127,32 +128,44 @@ std::optional<LayoutViolation> layout_buildable(const TrainingSpec& t, const Mod
                 "a layout of pp*vpp stages placing every layer, the embedding first and the loss last");
 }
 
-std::optional<LayoutViolation> interleaved_without_vpp(const TrainingSpec& t, const ModelSpec&, long long)
+const PipelineSchedule& schedule_of(const TrainingSpec& t)
 {
-  if (t.schedule != Schedule::interleaved || t.vpp >= 2)
-    return std::nullopt;
-  return broken("pipeline_schedule", "the interleaved schedule without virtual stages",
-                "the interleaved schedule needs vpp >= 2", "vpp: 2 or more");
+  return ScheduleRegistry::instance().shared(t.schedule);
 }
 
-std::optional<LayoutViolation> vpp_needs_interleaved(const TrainingSpec& t, const ModelSpec&, long long)
+std::optional<LayoutViolation> chunked_without_vpp(const TrainingSpec& t, const ModelSpec&, long long)
 {
-  if (t.vpp == 1 || t.schedule == Schedule::interleaved)
+  if (!schedule_of(t).chunked() || t.vpp >= 2)
     return std::nullopt;
+  return broken("pipeline_schedule", "the " + t.schedule + " schedule without virtual stages",
+                "the " + t.schedule + " schedule needs vpp >= 2", "vpp: 2 or more");
+}
+
+std::optional<LayoutViolation> vpp_needs_chunks(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.vpp == 1 || schedule_of(t).chunked())
+    return std::nullopt;
+  std::vector<std::string> chunked;
+  for (const std::string& name : ScheduleRegistry::instance().names())
+    if (ScheduleRegistry::instance().shared(name).chunked())
+      chunked.push_back(name);
   return broken("pipeline_schedule", "virtual stages with a schedule that runs one chunk per stage",
-                "vpp " + s(t.vpp) + " needs the interleaved schedule; " + to_string(t.schedule) +
+                "vpp " + s(t.vpp) + " needs the " + join(chunked, " or ") + " schedule; " + t.schedule +
                     " runs one model chunk per stage",
-                "pipeline_schedule: interleaved (the default when vpp > 1), or vpp: 1");
+                std::string("pipeline_schedule: ") + default_schedule(t.vpp) +
+                    " (the default when vpp > 1), or vpp: 1");
 }
 
-std::optional<LayoutViolation> interleaved_micro_batches(const TrainingSpec& t, const ModelSpec&, long long)
+std::optional<LayoutViolation> schedule_micro_batches(const TrainingSpec& t, const ModelSpec&, long long)
 {
-  if (t.schedule != Schedule::interleaved || t.micro_batches() % t.pp == 0)
+  const int multiple = schedule_of(t).micro_batch_multiple(t.pp);
+  if (t.micro_batches() % multiple == 0)
     return std::nullopt;
-  return broken("global_batch", "interleaved: micro-batches per pipeline not a multiple of pp",
-                "the interleaved schedule needs micro-batches per pipeline (" + s(t.micro_batches()) +
-                    ") to be a multiple of pp (" + s(t.pp) + ")",
-                "global_batch / (micro_batch*dp) divisible by pp");
+  const std::string of = multiple == t.pp ? "pp" : s(multiple);
+  return broken("global_batch", t.schedule + ": micro-batches per pipeline not a multiple of " + of,
+                "the " + t.schedule + " schedule needs micro-batches per pipeline (" + s(t.micro_batches()) +
+                    ") to be a multiple of " + (multiple == t.pp ? "pp (" + s(t.pp) + ")" : of),
+                "global_batch / (micro_batch*dp) divisible by " + of);
 }
 
 std::optional<LayoutViolation> cp_chunks(const TrainingSpec& t, const ModelSpec& m, long long)
@@ -233,9 +246,9 @@ const std::vector<Rule>& rules()
                                    stages_vs_layers,
                                    vpp_without_pp,
                                    chunks_vs_layers,
-                                   interleaved_without_vpp,
-                                   vpp_needs_interleaved,
-                                   interleaved_micro_batches,
+                                   chunked_without_vpp,
+                                   vpp_needs_chunks,
+                                   schedule_micro_batches,
                                    layout_buildable,
                                    cp_chunks,
                                    cp_with_window,

@@ -1,7 +1,9 @@
 #pragma once
 /// The order in which one pipeline stage runs the forward and backward passes of its
 /// micro-batches (and model chunks, for interleaved schedules). Registered by the names of
-/// `training.pipeline_schedule`: gpipe, 1f1b, interleaved.
+/// `training.pipeline_schedule` (gpipe, 1f1b, interleaved). A schedule is one file and one
+/// CMake line: the layout rules, the memory model, the step builder, the planner and the launch
+/// files ask the registered class, never its name.
 
 #include "Registry.hpp"
 
@@ -25,8 +27,34 @@ public:
   /// Micro-batches whose activations stage `stage` holds at its peak (a chunk's counts 1/chunks):
   /// what the memory model multiplies a micro-batch's activations by.
   virtual double in_flight(int stage, int stages, int micro_batches, int chunks) const = 0;
+
+  /// Whether each rank runs vpp >= 2 model chunks (virtual stages); a schedule that does not
+  /// runs exactly one.
+  virtual bool chunked() const { return false; }
+  /// Micro-batches per pipeline must be a multiple of this (interleaved: of the stages).
+  virtual int micro_batch_multiple(int stages) const
+  {
+    (void)stages;
+    return 1;
+  }
+  /// Whether the planner tries this schedule when --fixed does not name it.
+  virtual bool searched() const { return true; }
+  /// The chunk counts (vpp) the planner tries with this schedule.
+  virtual std::vector<int> planner_chunks() const { return {1}; }
+  /// Why the planner drops this schedule when another one is always at least as good (null: never).
+  virtual const char* dominated() const { return nullptr; }
+  /// torchtitan's name (`pipeline_parallel_schedule`), and whether Megatron-LM runs it.
+  virtual const char* torchtitan_name() const = 0;
+  virtual bool in_megatron() const { return true; }
 };
 
 using ScheduleRegistry = Registry<PipelineSchedule>;
+
+/// The schedule a run uses when it names none: Megatron-LM's, interleaved with virtual stages,
+/// 1F1B without (megatron/core/pipeline_parallel/schedules.py, get_forward_backward_func).
+inline const char* default_schedule(int vpp)
+{
+  return vpp > 1 ? "interleaved" : "1f1b";
+}
 
 } // namespace clustersim

@@ -472,7 +472,7 @@ void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)
 
 StepPlan PipelineDriver::run()
 {
-  auto schedule = ScheduleRegistry::instance().make(to_string(t_.schedule));
+  auto schedule = ScheduleRegistry::instance().make(t_.schedule);
   dp_ = DataParallelRegistry::instance().make(data_parallel_strategy_name(t_.zero));
   layers_ = std::make_unique<LayerEmitter>(ctx_, *dp_);
   m_ = t_.micro_batches();

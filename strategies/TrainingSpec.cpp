@@ -2,6 +2,7 @@
 
 #include "LayoutRules.hpp"
 #include "ModelSpec.hpp"
+#include "PipelineSchedule.hpp"
 #include "Suggest.hpp"
 
 #include <algorithm>
@@ -11,12 +12,6 @@ namespace clustersim {
 const std::vector<std::string>& recompute_names()
 {
   static const std::vector<std::string> names{"none", "selective", "full"};
-  return names;
-}
-
-const std::vector<std::string>& schedule_names()
-{
-  static const std::vector<std::string> names{"gpipe", "1f1b", "interleaved"};
   return names;
 }
 
@@ -30,11 +25,6 @@ const std::vector<std::string>& framework_names()
 const char* to_string(Recompute r)
 {
   return recompute_names()[static_cast<std::size_t>(r)].c_str();
-}
-
-const char* to_string(Schedule s)
-{
-  return schedule_names()[static_cast<std::size_t>(s)].c_str();
 }
 
 const char* to_string(Framework f)
@@ -115,8 +105,9 @@ const Section& training_section()
               .fixed_by_planner(),
           K::integer("vpp", 1, 1, 1 << 10, "virtual stages per pipeline rank (interleaved 1F1B when > 1)")
               .fixed_by_planner(),
-          K::choice("pipeline_schedule", "", schedule_names(), "order of forward and backward passes on a stage")
-              .computed("interleaved when vpp > 1, else 1f1b")
+          K::from_registry("pipeline_schedule", "", PipelineSchedule::kRegistryKind,
+                           "order of forward and backward passes on a stage")
+              .computed(std::string(default_schedule(2)) + " when vpp > 1, else " + default_schedule(1))
               .called("pipeline schedule")
               .fixed_by_planner(),
           K::boolean("sequence_parallel", false, "Megatron sequence parallelism (norms and dropout sharded by tp)")
@@ -399,10 +390,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
                         "a layout whose tp*pp*cp divides cluster.gpus", ConfigError::Kind::rule);
     t.dp = static_cast<int>(gpus / t.model_parallel());
   }
-  if (auto s = r.choice_if("pipeline_schedule"))
-    t.schedule = static_cast<Schedule>(index_of(schedule_names(), *s));
-  else if (t.vpp > 1)
-    t.schedule = Schedule::interleaved;
+  t.schedule = r.choice_if("pipeline_schedule").value_or(default_schedule(t.vpp));
   t.sequence_parallel = r.boolean("sequence_parallel");
   t.zero = int_at("zero");
   t.recompute = static_cast<Recompute>(index_of(recompute_names(), r.choice("recompute")));

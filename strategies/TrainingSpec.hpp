@@ -18,16 +18,13 @@
 namespace clustersim {
 
 enum class Recompute { none, selective, full };
-enum class Schedule { gpipe, one_f_one_b, interleaved };
 /// The training framework a run used: a fact of the source, whose documented properties the
 /// strategies read (never an efficiency multiplier).
 enum class Framework { megatron, megatron_deepspeed, deepspeed, torchtitan, automodel, fsdp, other };
 
 const std::vector<std::string>& recompute_names();
-const std::vector<std::string>& schedule_names();
 const std::vector<std::string>& framework_names();
 const char* to_string(Recompute r);
-const char* to_string(Schedule s);
 const char* to_string(Framework f);
 
 struct Overlap {
@@ -44,7 +41,7 @@ struct TrainingSpec {
   int ep = 1;
   int etp = 1; ///< expert tensor parallelism (Megatron's MoE parallel folding)
   int vpp = 1;
-  Schedule schedule = Schedule::one_f_one_b;
+  std::string schedule = "1f1b"; ///< a registered PipelineSchedule (ScheduleRegistry)
   bool sequence_parallel = false;
   int zero = 0;
   Recompute recompute = Recompute::none;

@@ -150,7 +150,7 @@ TEST_CASE("vpp > 1 with a schedule that runs one chunk per stage is an error at 
     std::string f = experiment("d4.yaml", std::string("{pp: 2, dp: 4, vpp: 2, global_batch: 16, pipeline_schedule: ") +
                                               s + "}",
                                "", "{platform: dgx-a100-80gb, gpus: 8}", "gpt3-1.3b");
-    expect_error("run " + f, f + ":4:", std::string("vpp 2 needs the interleaved schedule; ") + s);
+    expect_error("run " + f, f + ":4:", std::string("vpp 2 needs the interleaved or looped-bfs schedule; ") + s);
   }
 }
 

@@ -1,5 +1,7 @@
 // The transformer cost model against closed forms.
 #include "CostModel.hpp"
+#include "LayoutRules.hpp"
+#include "PipelineSchedule.hpp"
 #include "TestUtil.hpp"
 
 #include <doctest/doctest.h>
@@ -222,9 +224,50 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   p4.pp = 4;
   p4.global_batch = 16;
   CostModel one(m, p4, gpu);
-  p4.schedule = Schedule::gpipe;
+  p4.schedule = "gpipe";
   CostModel gp(m, p4, gpu);
   CHECK(gp.memory(0).activations > 3.9 * one.memory(0).activations);
+}
+
+TEST_CASE("a pipeline schedule is a registered class: the layout rules, the memory model and the planner's "
+          "options ask it, not its name")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = gpt(8, 1024, 16, 32000, 2048);
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  t.pp = 4;
+  t.dp = 1;
+  t.micro_batch = 1;
+  t.global_batch = 6; // 6 micro-batches: not a multiple of pp
+  t.vpp = 2;
+  t.schedule = "interleaved";
+  auto refused = check_layout(t, m, 4);
+  REQUIRE(refused);
+  CHECK(refused->key == "global_batch");
+  CHECK(refused->reason == "interleaved: micro-batches per pipeline not a multiple of pp");
+  // looped BFS runs the same chunks without that rule, every micro-batch in flight as GPipe
+  t.schedule = "looped-bfs";
+  CHECK(!check_layout(t, m, 4));
+  TrainingSpec gpipe = t;
+  gpipe.vpp = 1;
+  gpipe.schedule = "gpipe";
+  CHECK(CostModel(m, t, gpu).memory(0).activations ==
+        doctest::Approx(CostModel(m, gpipe, gpu).memory(0).activations).epsilon(1e-9));
+  TrainingSpec one = t;
+  one.vpp = 1;
+  auto unchunked = check_layout(one, m, 4);
+  REQUIRE(unchunked);
+  CHECK(unchunked->key == "pipeline_schedule");
+  CHECK(unchunked->message == "the looped-bfs schedule needs vpp >= 2");
+  // what each framework calls it, and whether the planner searches it unasked
+  const PipelineSchedule& bfs = ScheduleRegistry::instance().shared("looped-bfs");
+  CHECK(std::string(bfs.torchtitan_name()) == "LoopedBFS");
+  CHECK(!bfs.in_megatron());
+  CHECK(!bfs.searched());
+  CHECK(ScheduleRegistry::instance().shared("interleaved").searched());
+  CHECK(std::string(default_schedule(1)) == "1f1b");
+  CHECK(std::string(default_schedule(2)) == "interleaved");
 }
 
 TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gathered through the step, per-tensor ZeRO-3 "

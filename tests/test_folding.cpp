@@ -213,7 +213,7 @@ TEST_CASE("a stream helped by another runs every task at the same instants")
 {
   ExperimentSpec sp3d = experiment("dgx-h100", 64, "gpt3-1.3b", 8, 2, 1, true, 4);
   ExperimentSpec interleaved = sp3d;
-  interleaved.training.schedule = Schedule::interleaved;
+  interleaved.training.schedule = "interleaved";
   interleaved.training.vpp = 2;
   ExperimentSpec overlapped = sp3d;
   overlapped.training.overlap.tp_comm = true;

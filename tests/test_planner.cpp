@@ -513,6 +513,30 @@ TEST_CASE("plan --emit writes torchtitan's TOML and DeepSpeed's JSON for plans o
   CHECK(nlohmann::json::parse(run.out)["step_time_s"] == d["step_time_s"]);
 }
 
+TEST_CASE("plan searches a schedule that does not search itself (looped BFS) only when --fixed names it, and emits "
+          "its torchtitan name")
+{
+  // 48 sequences on dp 4 pp 4 at micro-batch 1: 12 micro-batches, a multiple of pp
+  auto unasked = plan_json("--model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 50 "
+                           "--fixed framework=torchtitan --fixed pp=4");
+  REQUIRE(!unasked["ranked"].empty());
+  for (const auto& c : unasked["ranked"])
+    CHECK(c["pipeline_schedule"] != "looped-bfs");
+  const std::string dir = temp_dir();
+  auto r = run_cli("plan --model llama2-7b --platform dgx-h100 --gpus 32 --global-batch 64 --top 3 "
+                   "--fixed framework=torchtitan --fixed pp=4 --fixed pipeline_schedule=looped-bfs --emit " +
+                   dir + "/bfs --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto ranked = nlohmann::json::parse(r.out)["ranked"];
+  REQUIRE(!ranked.empty());
+  for (const auto& c : ranked) {
+    CHECK(c["pipeline_schedule"] == "looped-bfs");
+    CHECK(c["vpp"].get<int>() >= 2);
+  }
+  const auto keys = toml_keys(read_file(dir + "/bfs/rank-1/torchtitan.toml"));
+  CHECK(keys.at("parallelism.pipeline_parallel_schedule") == "\"LoopedBFS\"");
+}
+
 TEST_CASE("plan shows the validated error beside its layouts and marks those within it of the best as ties")
 {
   const ValidatedError dense = validated_error(catalog().root() + "/experiments/validation/accuracy.yaml", false);

@@ -160,13 +160,16 @@ Breakdown run_free(const TrainingSpec& t, int layers, double* step = nullptr)
 
 } // namespace
 
-TEST_CASE("pipeline bubble: (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) interleaved")
+TEST_CASE("pipeline bubble: (p-1)/(m+p-1) for GPipe and 1F1B, (p-1)/(v*m+p-1) interleaved and looped BFS")
 {
-  for (auto [p, m, v, sched] : std::vector<std::tuple<int, int, int, Schedule>>{{4, 8, 1, Schedule::one_f_one_b},
-                                                                                {4, 8, 1, Schedule::gpipe},
-                                                                                {8, 16, 1, Schedule::one_f_one_b},
-                                                                                {4, 8, 2, Schedule::interleaved},
-                                                                                {4, 12, 3, Schedule::interleaved}}) {
+  for (auto [p, m, v, sched] : std::vector<std::tuple<int, int, int, std::string>>{{4, 8, 1, "1f1b"},
+                                                                                   {4, 8, 1, "gpipe"},
+                                                                                   {8, 16, 1, "1f1b"},
+                                                                                   {4, 8, 2, "interleaved"},
+                                                                                   {4, 12, 3, "interleaved"},
+                                                                                   {4, 8, 2, "looped-bfs"},
+                                                                                   {4, 6, 2, "looped-bfs"},
+                                                                                   {4, 9, 3, "looped-bfs"}}) {
     TrainingSpec t;
     t.frameworks = catalog().frameworks();
     t.pp = p;
@@ -280,7 +283,7 @@ TEST_CASE("FP8 delayed scaling: each chunk's amaxes are all-reduced over the sta
   e.training.pp = 2;
   e.training.vpp = 2;
   e.training.dp = 4;
-  e.training.schedule = Schedule::interleaved;
+  e.training.schedule = "interleaved";
   e.training.micro_batch = 1;
   e.training.global_batch = 16; // 4 micro-batches per pipeline
   const Fp8Recipe* recipe = e.training.fp8();
@@ -371,7 +374,7 @@ TEST_CASE("a report crosses JSON without loss: every figure of the metric table 
   m.training.etp = 2;
   m.training.vpp = 3;
   m.training.zero = 1;
-  m.training.schedule = Schedule::interleaved;
+  m.training.schedule = "interleaved";
   m.training.sequence_parallel = true;
   m.training.recompute = Recompute::selective;
   m.training.micro_batch = 2;
@@ -405,7 +408,7 @@ TEST_CASE("a report crosses JSON without loss: every figure of the metric table 
   e.training.dp = 8;
   e.training.pp = 2;
   e.training.vpp = 2;
-  e.training.schedule = Schedule::interleaved;
+  e.training.schedule = "interleaved";
   e.training.recompute = Recompute::full;
   e.training.global_batch = 64;
   const std::string out = run_isolated([&] { return to_json(simulate(e, catalog())).dump(); });

@@ -4,6 +4,7 @@
 #include "Commands.hpp"
 #include "CostModel.hpp"
 #include "LayoutRules.hpp"
+#include "PipelineSchedule.hpp"
 #include "Suggest.hpp"
 #include "Units.hpp"
 
@@ -56,7 +57,7 @@ struct MemOptions {
   int global_batch = 0;
   int seq = 0;
   std::string recompute = "none";
-  std::string schedule = "1f1b";
+  std::string schedule; ///< empty: interleaved with --vpp > 1, else 1f1b
   std::string precision;
   bool sequence_parallel = false;
   bool flash = false;
@@ -178,12 +179,9 @@ TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSp
   t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(),
                                                  choice_argument(mo.recompute, rn, "--recompute", "recompute")) -
                                        rn.begin());
-  const auto& sn = schedule_names();
-  t.schedule = static_cast<Schedule>(std::find(sn.begin(), sn.end(),
-                                               choice_argument(mo.schedule, sn, "--schedule", "schedule")) -
-                                     sn.begin());
-  if (t.vpp > 1)
-    t.schedule = Schedule::interleaved;
+  t.schedule = mo.schedule.empty()
+                   ? default_schedule(t.vpp)
+                   : choice_argument(mo.schedule, ScheduleRegistry::instance().names(), "--schedule", "schedule");
   t.precision = precision_argument(mo.precision, gpu);
   t.sequence_parallel = mo.sequence_parallel;
   t.flash_attention = mo.flash;
@@ -270,7 +268,9 @@ void add_memory_command(CLI::App& app, Action& action)
                   "sequences per step (default: micro-batch x dp x pp, a full 1F1B pipeline)");
   mem->add_option("--seq", mo->seq, "sequence length (default: the model's)");
   mem->add_option("--recompute", mo->recompute, "none | selective | full");
-  mem->add_option("--schedule", mo->schedule, "gpipe | 1f1b | interleaved");
+  mem->add_option("--schedule", mo->schedule,
+                  join(ScheduleRegistry::instance().names(), " | ") + " (default: " + default_schedule(2) +
+                      " with --vpp > 1, else " + default_schedule(1) + ")");
   mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8");
   mem->add_flag("--sequence-parallel", mo->sequence_parallel, "Megatron sequence parallelism");
   mem->add_flag("--flash-attention,!--no-flash-attention", mo->flash,

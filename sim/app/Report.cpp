@@ -23,8 +23,8 @@ std::string format_report(const RunMetrics& m)
     o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
   o << m.name << "\n";
   std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
-                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero,
-                to_string(t.schedule), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
+                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero, t.schedule.c_str(),
+                to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
   o << buf;
   if (t.pp > 1)
     o << "  layers per pipeline stage: " << m.pipeline << "\n";

@@ -1,6 +1,7 @@
 #include "LaunchConfig.hpp"
 
 #include "Metrics.hpp"
+#include "PipelineSchedule.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,8 +83,9 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
     num("num-layers-per-virtual-pipeline-stage", layers_per_virtual_stage(m, t));
   else if (t.vpp > 1)
     num("num-virtual-stages-per-pipeline-rank", t.vpp);
-  if (t.schedule == Schedule::gpipe)
-    notes.push_back("Megatron-LM has no GPipe schedule: it runs 1F1B with these arguments");
+  if (!ScheduleRegistry::instance().shared(t.schedule).in_megatron())
+    notes.push_back("Megatron-LM has no " + t.schedule + " schedule: it runs " + default_schedule(t.vpp) +
+                    " with these arguments");
   num("context-parallel-size", t.cp);
   if (t.sequence_parallel)
     flag("sequence-parallel");
@@ -234,9 +236,7 @@ std::string torchtitan_toml(const ModelSpec& m, const TrainingSpec& t, std::vect
   o << "context_parallel_degree = " << t.cp << "\n";
   o << "pipeline_parallel_degree = " << t.pp << "\n";
   if (t.pp > 1) {
-    const char* schedule = t.schedule == Schedule::interleaved ? "Interleaved1F1B"
-                           : t.schedule == Schedule::gpipe     ? "GPipe"
-                                                               : "1F1B";
+    const char* schedule = ScheduleRegistry::instance().shared(t.schedule).torchtitan_name();
     o << "pipeline_parallel_schedule = \"" << schedule << "\"\n";
     o << "pipeline_parallel_microbatch_size = " << t.micro_batch << "\n";
     if (const int per = layers_per_virtual_stage(m, t); per > 0)

@@ -1,4 +1,5 @@
 #include "Metrics.hpp"
+#include "PipelineSchedule.hpp"
 
 #include "Suggest.hpp"
 
@@ -62,6 +63,20 @@ LayoutField named(const char* key, const char* doc)
             if (it == names.end())
               throw std::invalid_argument("unknown layout name '" + v.get<std::string>() + "'; valid: " + join(names));
             t.*Field = static_cast<E>(it - names.begin());
+          }};
+}
+
+/// A layout key kept as the name of a registered class (a TrainingSpec string), checked against
+/// its registry when read back.
+template <auto Field, class Registered> LayoutField registered(const char* key, const char* doc)
+{
+  return {key, doc, [](const TrainingSpec& t) { return Json(t.*Field); },
+          [](TrainingSpec& t, const Json& v) {
+            const std::string name = v.get<std::string>();
+            if (!Registry<Registered>::instance().has(name))
+              throw std::invalid_argument(
+                  unknown_name(Registered::kRegistryKind, name, Registry<Registered>::instance().names()));
+            t.*Field = name;
           }};
 }
 
@@ -181,7 +196,7 @@ const std::vector<LayoutField>& layout_fields()
       plain<&T::etp>("etp", "expert tensor parallel"),
       plain<&T::vpp>("vpp", "virtual pipeline stages per rank"),
       plain<&T::zero>("zero", "ZeRO stage"),
-      named<&T::schedule, schedule_names>("pipeline_schedule", "pipeline schedule"),
+      registered<&T::schedule, PipelineSchedule>("pipeline_schedule", "pipeline schedule"),
       plain<&T::sequence_parallel>("sequence_parallel", "Megatron sequence parallelism"),
       named<&T::recompute, recompute_names>("recompute", "activation recomputation"),
       plain<&T::micro_batch>("micro_batch", "sequences per micro-batch"),

@@ -4,9 +4,10 @@
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
-#include "Suggest.hpp"
 #include "LayoutRules.hpp"
+#include "PipelineSchedule.hpp"
 #include "StepBuilder.hpp"
+#include "Suggest.hpp"
 #include "Timeline.hpp"
 
 #include <nlohmann/json.hpp>
@@ -48,8 +49,9 @@ std::vector<int> gpu_counts(const PlanRequest& r)
 }
 
 struct Option {
-  Schedule schedule;
+  std::string schedule;
   int vpp;
+  bool searched; ///< tried without --fixed naming it
 };
 
 /// The value of a --fixed key for this layout, as text, for comparison.
@@ -184,7 +186,7 @@ std::string describe_layout(const TrainingSpec& t)
   if (t.ep > 1 || t.etp > 1)
     s += " ep " + std::to_string(t.ep) + (t.etp > 1 ? " etp " + std::to_string(t.etp) : "");
   if (t.pp > 1)
-    s += std::string(" ") + to_string(t.schedule);
+    s += " " + t.schedule;
   if (t.vpp > 1)
     s += " vpp " + std::to_string(t.vpp);
   s += " mb " + std::to_string(t.micro_batch) + " zero " + std::to_string(t.zero) + " " + to_string(t.recompute);
@@ -215,9 +217,10 @@ namespace {
 const std::vector<Option>& schedule_options()
 {
   static const std::vector<Option> o = [] {
-    std::vector<Option> v{{Schedule::gpipe, 1}, {Schedule::one_f_one_b, 1}};
-    for (int vpp : {2, 3, 4, 6, 8})
-      v.push_back({Schedule::interleaved, vpp});
+    std::vector<Option> v;
+    for (const std::string& name : ScheduleRegistry::instance().names())
+      for (int vpp : ScheduleRegistry::instance().shared(name).planner_chunks())
+        v.push_back({name, vpp, ScheduleRegistry::instance().shared(name).searched()});
     return v;
   }();
   return o;
@@ -318,8 +321,8 @@ std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int
             if (!matches_fixed(r, "micro_batch", std::to_string(mb)))
               continue;
             for (const Option& o : schedule_options()) {
-              if (!matches_fixed(r, "vpp", std::to_string(o.vpp)) ||
-                  !matches_fixed(r, "pipeline_schedule", to_string(o.schedule)))
+              if ((!o.searched && !r.fixed.count("pipeline_schedule")) ||
+                  !matches_fixed(r, "vpp", std::to_string(o.vpp)) || !matches_fixed(r, "pipeline_schedule", o.schedule))
                 continue;
               for (int zero = 0; zero <= 3; ++zero) {
                 if (!matches_fixed(r, "zero", std::to_string(zero)))
@@ -367,7 +370,7 @@ std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const Tr
   if (auto v = check_layout(t, r.model, gpus))
     return v->reason;
   // the same layout written twice: options that change nothing here
-  if (t.pp == 1 && t.schedule != Schedule::one_f_one_b)
+  if (t.pp == 1 && t.schedule != default_schedule(1))
     return std::string("no pipeline: the schedule does not apply");
   if (t.recompute == Recompute::selective && t.flash_attention)
     return std::string("selective recompute with flash attention (nothing to recompute: same as none)");
@@ -389,8 +392,9 @@ std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const Tr
     if (fits)
       return std::string("dominated: recomputes where less recomputation fits");
   }
-  if (t.schedule == Schedule::gpipe && !r.fixed.count("pipeline_schedule"))
-    return std::string("dominated: GPipe (1F1B has its bubble with less activation memory)");
+  if (const char* why = ScheduleRegistry::instance().shared(t.schedule).dominated();
+      why && !r.fixed.count("pipeline_schedule"))
+    return std::string(why);
   return std::nullopt;
 }
 

@@ -20,6 +20,13 @@ public:
   }
 
   double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }
+
+  const char* dominated() const override
+  {
+    return "dominated: GPipe (1F1B has its bubble with less activation memory)";
+  }
+  const char* torchtitan_name() const override { return "GPipe"; }
+  bool in_megatron() const override { return false; }
 };
 
 const ScheduleRegistry::Registrar reg("gpipe", "all forwards, then all backwards; every micro-batch in flight", [] { return std::make_unique<GPipe>(); });

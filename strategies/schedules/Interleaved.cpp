@@ -41,6 +41,11 @@ public:
     double chunks = std::min<double>(static_cast<double>(m) * v, 2.0 * (p - stage - 1) + (v - 1) * p + 1);
     return chunks / v;
   }
+
+  bool chunked() const override { return true; }
+  int micro_batch_multiple(int stages) const override { return stages; }
+  std::vector<int> planner_chunks() const override { return {2, 3, 4, 6, 8}; }
+  const char* torchtitan_name() const override { return "Interleaved1F1B"; }
 };
 
 const ScheduleRegistry::Registrar reg("interleaved", "Megatron interleaved 1F1B over vpp model chunks per rank; bubble (p-1)/(v m)", [] { return std::make_unique<Interleaved>(); });

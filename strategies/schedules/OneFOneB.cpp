@@ -29,6 +29,8 @@ public:
 
   /// The warm-up's forwards plus the one in the steady phase: p - s.
   double in_flight(int stage, int stages, int m, int) const override { return std::min(m, stages - stage); }
+
+  const char* torchtitan_name() const override { return "1F1B"; }
 };
 
 const ScheduleRegistry::Registrar reg("1f1b", "PipeDream-Flush: warm-up, one forward one backward, drain; at most p-s micro-batches in flight", [] { return std::make_unique<OneFOneB>(); });

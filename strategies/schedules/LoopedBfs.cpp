@@ -1,0 +1,42 @@
+// Looped breadth-first (Lamy-Poirier 2023, arXiv 2211.05953; PyTorch's ScheduleLoopedBFS, named
+// "LoopedBFS" in torchtitan's pipeline_parallel_schedule): each rank holds v model chunks and
+// runs every micro-batch's forward through its first chunk, then through its second, and so on;
+// the backwards follow in reverse, last chunk and last micro-batch first
+// (torch/distributed/pipelining/schedules.py, ScheduleLoopedBFS._calculate_single_rank_operations).
+// Bubble (p-1)/(v·m + p-1), as interleaved 1F1B, without its micro-batch multiple of p; every
+// chunk's activations are held until the backwards begin, as in GPipe.
+#include "PipelineSchedule.hpp"
+
+namespace clustersim {
+namespace {
+
+class LoopedBfs final : public PipelineSchedule {
+public:
+  std::vector<PipelineOp> order(int, int, int micro_batches, int chunks) const override
+  {
+    std::vector<PipelineOp> ops;
+    for (int c = 0; c < chunks; ++c)
+      for (int m = 0; m < micro_batches; ++m)
+        ops.push_back({true, m, c});
+    for (int c = chunks - 1; c >= 0; --c)
+      for (int m = micro_batches - 1; m >= 0; --m)
+        ops.push_back({false, m, c});
+    return ops;
+  }
+
+  /// Every chunk of every micro-batch, each 1/v of a micro-batch's activations.
+  double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }
+
+  bool chunked() const override { return true; }
+  /// Interleaved 1F1B's bubble with GPipe's memory: worth searching only where interleaving is
+  /// refused (micro-batches per pipeline not a multiple of pp), so the planner tries it when named.
+  bool searched() const override { return false; }
+  std::vector<int> planner_chunks() const override { return {2, 3, 4, 6, 8}; }
+  const char* torchtitan_name() const override { return "LoopedBFS"; }
+  bool in_megatron() const override { return false; }
+};
+
+const ScheduleRegistry::Registrar reg("looped-bfs", "breadth-first over vpp model chunks per rank: every micro-batch through one chunk, then the next; interleaved's bubble, every micro-batch in flight", [] { return std::make_unique<LoopedBfs>(); });
+
+} // namespace
+} // namespace clustersim
