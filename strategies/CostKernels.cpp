@@ -4,6 +4,7 @@
 // recipe's cast kernels, flash attention by its published throughput at the layer's shape,
 // every kernel with its launch gap.
 #include "CostModel.hpp"
+#include "MoeDispatcher.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -375,7 +376,8 @@ BlockCost CostModel::moe_block() const
   b.before_experts_backward = b.backward;
   // the all-to-all dispatcher regroups what it received by local expert, and back before
   // the combine (DeepEP/HybridEP's permutation after their dispatch is moe_permute's)
-  const bool regroup = training_.moe_dispatcher == "alltoall" && training_.ep > 1 && local > 1;
+  const bool regroup =
+      MoeDispatcherRegistry::instance().shared(training_.moe_dispatcher).regroups() && training_.ep > 1 && local > 1;
   if (regroup)
     k.elementwise("moe_sort_chunks", recv * h);
   // grouped GEMMs: one per local expert, its rows the tokens routed to it

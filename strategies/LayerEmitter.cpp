@@ -4,6 +4,8 @@
 // recomputation, and the data-parallel strategy's hooks around each unit.
 #include "LayerEmitter.hpp"
 
+#include "MoeDispatcher.hpp"
+
 #include <algorithm>
 
 namespace clustersim {
@@ -511,7 +513,7 @@ PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label
   auto a2a = [&] {
     if (t_.ep == 1)
       return;
-    if (t_.moe_dispatcher != "deepep" && t_.moe_dispatcher != "hybridep") {
+    if (!MoeDispatcherRegistry::instance().shared(t_.moe_dispatcher).deduplicates()) {
       // NCCL all-to-all of the permuted copies: one per (token, expert)
       exchange(ctx_.expert_groups(stage, E::ep), bytes, dir + "_all_to_all");
       return;

@@ -2,6 +2,7 @@
 
 #include "LayoutRules.hpp"
 #include "ModelSpec.hpp"
+#include "MoeDispatcher.hpp"
 #include "PipelineSchedule.hpp"
 #include "Suggest.hpp"
 
@@ -143,8 +144,8 @@ const Section& training_section()
               .computed("the framework's (platforms/frameworks.yaml)"),
           K::boolean("compile", false, "torch.compile of each transformer block (fused element-wise kernels)")
               .computed("the framework's default (torchtitan, automodel: on with FP8)"),
-          K::choice("moe_token_dispatcher", "alltoall", {"allgather", "alltoall", "deepep", "hybridep"},
-                    "how MoE tokens reach their experts"),
+          K::from_registry("moe_token_dispatcher", "alltoall", MoeDispatcher::kRegistryKind,
+                           "how MoE tokens reach their experts"),
           K::choice("cuda_graph_impl", "none", {"none", "transformer_engine", "local", "full_iteration"},
                     "CUDA graphs (Megatron-Core's --cuda-graph-impl): none (every kernel launched from the host), "
                     "per-layer graphs of cuda_graph_scope (transformer_engine, local), or one graph per "

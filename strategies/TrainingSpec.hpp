@@ -58,7 +58,7 @@ struct TrainingSpec {
   std::vector<std::string> recompute_modules;
   std::string fp8_recipe; ///< delayed | tensorwise | mxfp8 | blockwise (precision fp8); empty: the framework's
   std::optional<bool> compile; ///< torch.compile of each block; unset: the framework's default
-  std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: allgather | alltoall | deepep | hybridep
+  std::string moe_dispatcher = "alltoall"; ///< moe_token_dispatcher: a registered MoeDispatcher
   /// Megatron-Core's --cuda-graph-impl: none | transformer_engine | local | full_iteration.
   std::string cuda_graph_impl = "none";
   /// Its --cuda-graph-scope (per-layer graphs): attn, mlp, moe, moe_router, moe_preprocess,

@@ -6,6 +6,7 @@
 #include "CostModel.hpp"
 #include "Layout.hpp"
 #include "LayoutRules.hpp"
+#include "MoeDispatcher.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
 
@@ -806,3 +807,33 @@ TEST_CASE("Hugging Face Gemma configs: GeGLU's three matrices, Gemma 2's alterna
   CHECK_FALSE(m3.windowed(5));
   CHECK(m3.mlp == MlpKind::swiglu);
 }
+
+TEST_CASE("an MoE token dispatcher is a registered class: the cost model, the step and the launch files ask it what "
+          "it does")
+{
+  CHECK(MoeDispatcherRegistry::instance().names() ==
+        std::vector<std::string>{"allgather", "alltoall", "deepep", "hybridep"});
+  for (const RegistryEntry& e : MoeDispatcherRegistry::instance().entries())
+    CHECK(!e.description.empty());
+  const MoeDispatcher& a2a = MoeDispatcherRegistry::instance().shared("alltoall");
+  const MoeDispatcher& deepep = MoeDispatcherRegistry::instance().shared("deepep");
+  CHECK((a2a.regroups() && !a2a.deduplicates() && std::string(a2a.megatron_type()) == "alltoall" &&
+         !a2a.flex_backend()));
+  CHECK((!deepep.regroups() && deepep.deduplicates() && std::string(deepep.megatron_type()) == "flex" &&
+         std::string(deepep.flex_backend()) == "deepep"));
+  // the all-to-all dispatcher's regrouping by local expert is a kernel each way; the others have none
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  auto sorts = [&](const std::string& dispatcher) {
+    TrainingSpec t = training(1, 1, 8, 4); // 8 experts over ep 4: 2 local experts each
+    t.moe_dispatcher = dispatcher;
+    int n = 0;
+    for (const OpCost& o : CostModel(small_moe(), t, gpu).moe_block().ops)
+      n += o.name == "moe_sort_chunks";
+    return n;
+  };
+  CHECK(sorts("alltoall") == 2);
+  CHECK(sorts("allgather") == 0);
+  CHECK(sorts("deepep") == 0);
+  CHECK(sorts("hybridep") == 0);
+}
+

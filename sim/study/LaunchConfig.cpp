@@ -1,6 +1,7 @@
 #include "LaunchConfig.hpp"
 
 #include "Metrics.hpp"
+#include "MoeDispatcher.hpp"
 #include "PipelineSchedule.hpp"
 
 #include <nlohmann/json.hpp>
@@ -95,10 +96,10 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
     num("moe-ffn-hidden-size", m.expert_ffn());
     num("expert-model-parallel-size", t.ep);
     num("expert-tensor-parallel-size", t.etp);
-    const bool flex = t.moe_dispatcher == "deepep" || t.moe_dispatcher == "hybridep";
-    flag("moe-token-dispatcher-type", flex ? "flex" : t.moe_dispatcher);
-    if (flex)
-      flag("moe-flex-dispatcher-backend", t.moe_dispatcher);
+    const MoeDispatcher& d = MoeDispatcherRegistry::instance().shared(t.moe_dispatcher);
+    flag("moe-token-dispatcher-type", d.megatron_type());
+    if (d.flex_backend())
+      flag("moe-flex-dispatcher-backend", d.flex_backend());
   }
   num("micro-batch-size", t.micro_batch);
   num("global-batch-size", t.global_batch);
@@ -179,8 +180,7 @@ std::string megatron_bridge_overrides(const ModelSpec& m, const TrainingSpec& t,
     num("model.moe_ffn_hidden_size", m.expert_ffn());
     num("model.expert_model_parallel_size", t.ep);
     num("model.expert_tensor_parallel_size", t.etp);
-    key("model.moe_token_dispatcher_type",
-        t.moe_dispatcher == "deepep" || t.moe_dispatcher == "hybridep" ? "flex" : t.moe_dispatcher);
+    key("model.moe_token_dispatcher_type", MoeDispatcherRegistry::instance().shared(t.moe_dispatcher).megatron_type());
   }
   num("train.micro_batch_size", t.micro_batch);
   num("train.global_batch_size", t.global_batch);

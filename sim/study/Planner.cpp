@@ -5,6 +5,7 @@
 #include "CollectiveEngine.hpp"
 #include "Isolated.hpp"
 #include "LayoutRules.hpp"
+#include "MoeDispatcher.hpp"
 #include "PipelineSchedule.hpp"
 #include "StepBuilder.hpp"
 #include "Suggest.hpp"
@@ -123,7 +124,7 @@ double exchange_bound(const CostModel& cost, const PlatformSpec& p, int gpus)
   if (t.ep <= domain || nic <= 0)
     return 0;
   const int domains = (t.ep + domain - 1) / domain;
-  const double out = t.moe_dispatcher == "deepep" || t.moe_dispatcher == "hybridep"
+  const double out = MoeDispatcherRegistry::instance().shared(t.moe_dispatcher).deduplicates()
                          ? cost.moe_dedup_bytes(domains) * (domains - 1) / domains
                          : cost.moe_dispatch_bytes() * (t.ep - domain) / t.ep;
   int layers = 0;
