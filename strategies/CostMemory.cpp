@@ -232,6 +232,14 @@ double CostModel::gathered_bytes(int stage, double params, double grad_bytes) co
   return bytes;
 }
 
+ModelStates sharded_states(double dense, double expert, const StateBytes& bytes, int zero, double dp, double edp)
+{
+  auto sharded = [&](double per_param, int from) {
+    return zero >= from ? dense * per_param / dp + expert * per_param / edp : (dense + expert) * per_param;
+  };
+  return {sharded(bytes.weights, 3), sharded(bytes.grads, 2), sharded(bytes.optimizer, 1)};
+}
+
 MemoryBreakdown CostModel::memory(int stage) const
 {
   MemoryBreakdown m;
@@ -241,13 +249,10 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
   const double edp = expert_data_parallel();                          // expert states over edp
   const int z = training_.zero;
-  const StateBytes st = training_.states();
-  auto sharded = [&](double bytes, int from) {
-    return z >= from ? held.dense * bytes / dp + held.expert * bytes / edp : params * bytes;
-  };
-  m.weights = sharded(st.weights, 3);
-  m.grads = sharded(st.grads, 2);
-  m.optimizer = sharded(st.optimizer, 1);
+  const ModelStates states = sharded_states(held.dense, held.expert, training_.states(), z, dp, edp);
+  m.weights = states.weights;
+  m.grads = states.grads;
+  m.optimizer = states.optimizer;
   const double e = element_bytes();
   const double t = training_.tp;
   const double T = tokens_local();

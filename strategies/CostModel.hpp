@@ -101,6 +101,17 @@ struct MemoryBreakdown {
   int stage = 0;        ///< the pipeline stage this is the peak of
 };
 
+/// Model states per GPU (weights, gradients, optimizer states, in bytes) of `dense` parameters
+/// held per rank, sharded over `dp` ranks from the ZeRO stage that shards each state on (1
+/// optimizer, 2 gradients, 3 weights), and of `expert` parameters, sharded over `edp`. The one
+/// rule of the memory model and of `clustersim memory --params`.
+struct ModelStates {
+  double weights = 0;
+  double grads = 0;
+  double optimizer = 0;
+};
+ModelStates sharded_states(double dense, double expert, const StateBytes& bytes, int zero, double dp, double edp);
+
 class CostModel {
 public:
   CostModel(ModelSpec model, TrainingSpec training, GpuSpec gpu);

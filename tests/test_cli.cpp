@@ -416,6 +416,10 @@ TEST_CASE("the seeds' numbers: model states, OOM, compute walls")
   CHECK(states("7e9", "--state-bytes 2,2,4") == doctest::Approx(56e9));
   // ZeRO shards over data parallelism only: 8 GPUs at tp 2 are 4 replicas
   CHECK(states("7e9", "--tp 2 --gpus 8 --zero 1") == doctest::Approx(7e9 + 7e9 + 84e9 / 8));
+  // over dp x cp, as the memory model of a whole model (the distributed optimizer's data-parallel
+  // group includes context parallelism): tp 2 cp 2 on 8 GPUs shards over 4, not over dp's 2
+  CHECK(states("7e9", "--tp 2 --cp 2 --gpus 8 --zero 1") == doctest::Approx(7e9 + 7e9 + 84e9 / 8));
+  CHECK(states("7e9", "--tp 2 --cp 2 --gpus 8 --zero 3") == doctest::Approx((14e9 + 14e9 + 84e9) / 8));
   // torchtitan's FSDP2 holds fp32 parameters, fp32 gradients and two fp32 moments: 16 B/param
   auto tt = j("memory --params 7e9 --gpu h100-sxm5-80gb --framework torchtitan");
   CHECK(tt["weights_bytes"].get<double>() + tt["grads_bytes"].get<double>() + tt["optimizer_bytes"].get<double>() ==

@@ -133,10 +133,11 @@ int memory_of_params(const MemOptions& mo, const GpuSpec& gpu, const std::vector
     throw ConfigError(command_line("--gpus"),
                       std::to_string(gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
                       "a multiple of tp*pp*cp");
-  double shard = mo.zero >= 1 ? gpus / replica : 1; // ZeRO shards over data parallelism
-  double w = n * sb[0] / (mo.zero >= 3 ? shard : 1) / (mo.tp * mo.pp);
-  double g = n * sb[1] / (mo.zero >= 2 ? shard : 1) / (mo.tp * mo.pp);
-  double o = n * sb[2] / (mo.zero >= 1 ? shard : 1) / (mo.tp * mo.pp);
+  // the memory model's rule: every parameter dense, held by tp*pp ranks, sharded over dp*cp
+  const double model_parallel = static_cast<double>(mo.tp) * mo.pp;
+  const double dp = gpus / model_parallel;
+  const ModelStates s = sharded_states(n / model_parallel, 0, StateBytes{sb[0], sb[1], sb[2]}, mo.zero, dp, dp);
+  const double w = s.weights, g = s.grads, o = s.optimizer;
   double peak = w + g + o;
   Json j = {{"params", n},
             {"weights_bytes", w},
