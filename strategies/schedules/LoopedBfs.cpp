@@ -3,8 +3,9 @@
 // runs every micro-batch's forward through its first chunk, then through its second, and so on;
 // the backwards follow in reverse, last chunk and last micro-batch first
 // (torch/distributed/pipelining/schedules.py, ScheduleLoopedBFS._calculate_single_rank_operations).
-// Bubble (p-1)/(v·m + p-1), as interleaved 1F1B, without its micro-batch multiple of p; every
-// chunk's activations are held until the backwards begin, as in GPipe.
+// With at least p micro-batches the bubble is (p-1)/(v·m + p-1), as interleaved 1F1B's, without
+// its micro-batch multiple of p (with fewer, a chunk's first forward waits for the last stage);
+// every chunk's activations are held until the backwards begin, as in GPipe.
 #include "PipelineSchedule.hpp"
 
 namespace clustersim {
