@@ -50,6 +50,21 @@ public:
 
 using ScheduleRegistry = Registry<PipelineSchedule>;
 
+/// Breadth first: every micro-batch's forward through chunk 0, then chunk 1, ..., then the
+/// backwards from the last chunk back; each chunk's backwards in micro-batch order, or from the
+/// last micro-batch when `backward_last_first`. GPipe's order (one chunk) and looped BFS's.
+inline std::vector<PipelineOp> chunk_by_chunk(int micro_batches, int chunks, bool backward_last_first)
+{
+  std::vector<PipelineOp> ops;
+  for (int c = 0; c < chunks; ++c)
+    for (int m = 0; m < micro_batches; ++m)
+      ops.push_back({true, m, c});
+  for (int c = chunks - 1; c >= 0; --c)
+    for (int i = 0; i < micro_batches; ++i)
+      ops.push_back({false, backward_last_first ? micro_batches - 1 - i : i, c});
+  return ops;
+}
+
 /// The schedule a run uses when it names none: Megatron-LM's, interleaved with virtual stages,
 /// 1F1B without (megatron/core/pipeline_parallel/schedules.py, get_forward_backward_func).
 inline const char* default_schedule(int vpp)

@@ -9,14 +9,7 @@ class GPipe final : public PipelineSchedule {
 public:
   std::vector<PipelineOp> order(int, int, int micro_batches, int chunks) const override
   {
-    std::vector<PipelineOp> ops;
-    for (int c = 0; c < chunks; ++c)
-      for (int m = 0; m < micro_batches; ++m)
-        ops.push_back({true, m, c});
-    for (int c = chunks - 1; c >= 0; --c)
-      for (int m = 0; m < micro_batches; ++m)
-        ops.push_back({false, m, c});
-    return ops;
+    return chunk_by_chunk(micro_batches, chunks, false);
   }
 
   double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }

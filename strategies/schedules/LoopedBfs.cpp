@@ -15,14 +15,7 @@ class LoopedBfs final : public PipelineSchedule {
 public:
   std::vector<PipelineOp> order(int, int, int micro_batches, int chunks) const override
   {
-    std::vector<PipelineOp> ops;
-    for (int c = 0; c < chunks; ++c)
-      for (int m = 0; m < micro_batches; ++m)
-        ops.push_back({true, m, c});
-    for (int c = chunks - 1; c >= 0; --c)
-      for (int m = micro_batches - 1; m >= 0; --m)
-        ops.push_back({false, m, c});
-    return ops;
+    return chunk_by_chunk(micro_batches, chunks, true);
   }
 
   /// Every chunk of every micro-batch, each 1/v of a micro-batch's activations.
