@@ -246,10 +246,14 @@ MemoryBreakdown CostModel::memory(int stage) const
   m.stage = stage;
   const RankParams held = stage_rank_params(stage);
   const double params = held.total();
-  const double dp = static_cast<double>(training_.dp) * training_.cp; // ZeRO shards over dp x cp
-  const double edp = expert_data_parallel();                          // expert states over edp
+  const double dp = static_cast<double>(training_.dp) * training_.cp; // data-parallel replicas (x cp)
+  // ZeRO shards over dp x cp and the expert states over edp, a hybrid strategy within each of
+  // its dp_replicate groups
+  const double replicate = training_.dp_replicate();
+  const double shard = dp / replicate;
+  const double edp = expert_data_parallel() / replicate;
   const int z = training_.zero;
-  const ModelStates states = sharded_states(held.dense, held.expert, training_.states(), z, dp, edp);
+  const ModelStates states = sharded_states(held.dense, held.expert, training_.states(), z, shard, edp);
   m.weights = states.weights;
   m.grads = states.grads;
   m.optimizer = states.optimizer;
@@ -294,7 +298,7 @@ MemoryBreakdown CostModel::memory(int stage) const
   if (const Fp8Recipe* r = training_.fp8())
   {
     const RankParams lin = stage_rank_params(stage, true);
-    buckets += lin.dense * r->weight_copy_bytes / (z >= 3 ? dp : 1.0) +
+    buckets += lin.dense * r->weight_copy_bytes / (z >= 3 ? shard : 1.0) +
                lin.expert * r->weight_copy_bytes / (z >= 3 ? edp : 1.0);
   }
   // a MoE layer's dispatch: the send and receive buffers of its routed copies

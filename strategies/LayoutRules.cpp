@@ -2,6 +2,7 @@
 
 #include "PipelineLayout.hpp"
 #include "PipelineSchedule.hpp"
+#include "StepBuilder.hpp"
 #include "Workload.hpp"
 
 #include <vector>
@@ -14,6 +15,16 @@ bool shards_with_pipeline(Framework f)
   // parallelism; DeepSpeed asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline
   // parallelism"; torchtitan and NeMo AutoModel apply FSDP2 to each pipeline stage.
   return f == Framework::torchtitan || f == Framework::automodel || f == Framework::other;
+}
+
+bool shards_hybrid(Framework f)
+{
+  // torchtitan's data_parallel_replicate_degree x data_parallel_shard_degree (torchtitan
+  // job_config.py :313, :324, see LaunchConfig.cpp), NeMo AutoModel's dp_replicate_size
+  // (NVIDIA-NeMo/Automodel@0565679 nemo_automodel/components/distributed/fsdp2.py,
+  // FSDP2Manager._get_device_mesh: mesh pp, dp_replicate, dp_shard, cp, tp) and PyTorch FSDP's
+  // ShardingStrategy.HYBRID_SHARD. Megatron-LM and DeepSpeed are written here without it.
+  return f == Framework::torchtitan || f == Framework::automodel || f == Framework::fsdp || f == Framework::other;
 }
 
 namespace {
@@ -236,6 +247,51 @@ std::optional<LayoutViolation> zero_with_pipeline(const TrainingSpec& t, const M
                 "zero 0 or 1 with pp > 1, or framework torchtitan or automodel (FSDP2 per pipeline stage)");
 }
 
+std::optional<LayoutViolation> strategy_stage(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  if (t.data_parallel.empty())
+    return std::nullopt;
+  if (!DataParallelRegistry::instance().has(t.data_parallel))
+    return broken("data_parallel", "an unknown data-parallel strategy",
+                  "unknown data_parallel '" + t.data_parallel + "'",
+                  RegistryDirectory::instance().describe(DataParallelStrategy::kRegistryKind));
+  const int stage = data_parallel_strategy(t).zero_stage();
+  if (stage == t.zero)
+    return std::nullopt;
+  return broken("data_parallel", "zero disagrees with the data-parallel strategy",
+                "zero " + s(t.zero) + " with data_parallel " + t.data_parallel + ", which shards at ZeRO stage " +
+                    s(stage),
+                "zero: " + s(stage) + ", or another data_parallel");
+}
+
+/// A hybrid strategy shards within groups of dp_shard replicas, and the routed experts' states
+/// within the same number of groups of their own replicas.
+std::optional<LayoutViolation> shard_groups(const TrainingSpec& t, const ModelSpec&, long long)
+{
+  const bool hybrid = data_parallel_strategy(t).hybrid();
+  const std::string name = t.data_parallel_name();
+  if (!hybrid && t.dp_shard > 0)
+    return broken("dp_shard", "dp_shard without a hybrid strategy",
+                  "dp_shard " + s(t.dp_shard) + " with data_parallel " + name + ", which shards over every replica",
+                  "dp_shard only with a hybrid strategy (data_parallel: hsdp)");
+  if (!hybrid)
+    return std::nullopt;
+  if (t.dp_shard == 0)
+    return broken("data_parallel", "a hybrid strategy without its shard group",
+                  "data_parallel " + name + " needs dp_shard, the replicas in each shard group",
+                  "dp_shard: a divisor of dp = " + s(t.dp));
+  if (t.dp % t.dp_shard != 0)
+    return broken("dp_shard", "dp_shard does not divide dp",
+                  "dp_shard " + s(t.dp_shard) + " does not divide dp = " + s(t.dp), "a divisor of dp = " + s(t.dp));
+  const long long edp = static_cast<long long>(t.tp) * t.cp * t.dp / (static_cast<long long>(t.ep) * t.etp);
+  if (edp % t.dp_replicate() == 0)
+    return std::nullopt;
+  return broken("dp_shard", "the expert replicas do not split into the replicate groups",
+                "dp / dp_shard = " + s(t.dp_replicate()) + " replicate groups do not divide the " + s(edp) +
+                    " expert-data-parallel replicas",
+                "a dp_shard whose dp / dp_shard divides tp*cp*dp / (ep*etp)");
+}
+
 const std::vector<Rule>& rules()
 {
   static const std::vector<Rule> r{gpu_count,
@@ -256,7 +312,9 @@ const std::vector<Rule>& rules()
                                    ep_divides_experts,
                                    ep_divides_dp,
                                    ep_on_dense,
-                                   zero_with_pipeline};
+                                   zero_with_pipeline,
+                                   strategy_stage,
+                                   shard_groups};
   return r;
 }
 

@@ -33,5 +33,7 @@ std::optional<LayoutViolation> check_layout(const TrainingSpec& t, const ModelSp
 /// Whether a framework shards gradients and parameters (ZeRO-2/3, FSDP) across the replicas
 /// of a pipeline stage.
 bool shards_with_pipeline(Framework f);
+/// Whether the framework can shard within groups of replicas and replicate across them (HSDP).
+bool shards_hybrid(Framework f);
 
 } // namespace clustersim

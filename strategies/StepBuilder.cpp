@@ -20,9 +20,9 @@ PerPos DataParallelStrategy::before_backward(StepContext&, int, int, int)
   return {};
 }
 
-std::string data_parallel_strategy_name(int zero)
+const DataParallelStrategy& data_parallel_strategy(const TrainingSpec& t)
 {
-  return zero == 0 ? "ddp" : "zero" + std::to_string(zero);
+  return DataParallelRegistry::instance().shared(t.data_parallel_name());
 }
 
 // ------------------------------------------------------------------ StepContext
@@ -117,12 +117,49 @@ int StepContext::replicas(ParamPool p) const
   return p == ParamPool::expert ? cost_.expert_data_parallel() : training().dp * training().cp;
 }
 
+int StepContext::shards(ParamPool p) const
+{
+  return replicas(p) / training().dp_replicate();
+}
+
+const std::vector<std::uint32_t>& StepContext::shard_groups(int stage, ParamPool p)
+{
+  if (training().dp_replicate() == 1)
+    return replica_groups(stage, p);
+  return split_replica_groups(stage, p, true);
+}
+
+const std::vector<std::uint32_t>& StepContext::replicate_groups(int stage, ParamPool p)
+{
+  static const std::vector<std::uint32_t> none;
+  if (training().dp_replicate() == 1)
+    return none;
+  return split_replica_groups(stage, p, false);
+}
+
+const std::vector<std::uint32_t>& StepContext::split_replica_groups(int stage, ParamPool p, bool shard)
+{
+  const std::size_t n = static_cast<std::size_t>(shards(p));
+  return cached_groups(stage, 40 + 2 * static_cast<int>(p) + (shard ? 0 : 1), 0, [&](std::uint32_t r) {
+    const std::vector<std::uint32_t> all =
+        p == ParamPool::expert
+            ? layout_.expert_group(static_cast<int>(r), training().etp, training().ep, Layout::ExpertDim::edp)
+            : layout_.group(static_cast<int>(r), {Dim::cp, Dim::dp});
+    const std::size_t at = static_cast<std::size_t>(std::find(all.begin(), all.end(), r) - all.begin());
+    std::vector<std::uint32_t> members;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (shard ? i / n == at / n : i % n == at % n)
+        members.push_back(all[i]);
+    return members;
+  });
+}
+
 double StepContext::sharded_params(int stage) const
 {
   double sum = 0;
   for (const auto& u : units(stage))
     for (ParamPool p : kParamPools)
-      sum += pool_params(u, p) / replicas(p);
+      sum += pool_params(u, p) / shards(p);
   return sum;
 }
 
@@ -473,7 +510,7 @@ void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)
 StepPlan PipelineDriver::run()
 {
   auto schedule = ScheduleRegistry::instance().make(t_.schedule);
-  dp_ = DataParallelRegistry::instance().make(data_parallel_strategy_name(t_.zero));
+  dp_ = DataParallelRegistry::instance().make(t_.data_parallel_name());
   layers_ = std::make_unique<LayerEmitter>(ctx_, *dp_);
   m_ = t_.micro_batches();
   plan_units();

@@ -6,7 +6,7 @@
 /// backward passes; each layer is emitted with Megatron tensor parallelism (column/row
 /// parallel GEMMs, all-reduces or, with sequence parallelism, all-gather / reduce-scatter
 /// pairs) and ring-attention context parallelism; the data-parallel strategy (ddp, zero1,
-/// zero2, zero3; registered by name) adds gradient reduction, parameter gathers and the
+/// zero2, zero3, hsdp; registered by name) adds gradient reduction, parameter gathers and the
 /// optimizer step. Ranks are placed by `Layout`.
 
 #include "CostModel.hpp"
@@ -47,6 +47,12 @@ class DataParallelStrategy {
 public:
   static constexpr const char* kRegistryKind = "data-parallel strategy";
   virtual ~DataParallelStrategy() = default;
+  /// The ZeRO stage it shards at: what `training.zero`, the Megatron-style shorthand, says
+  /// (0 nothing, 1 optimizer states, 2 and gradients, 3 and parameters).
+  virtual int zero_stage() const = 0;
+  /// Whether it shards within groups of `training.dp_shard` replicas and replicates across the
+  /// groups (hybrid sharding, HSDP); otherwise it shards over every replica.
+  virtual bool hybrid() const { return false; }
   /// Tasks that the forward (or backward) of `unit` for micro-batch `mb` must wait for,
   /// per stage position; default none.
   virtual PerPos before_forward(StepContext& ctx, int stage, int unit, int mb);
@@ -95,7 +101,16 @@ public:
   const std::vector<std::uint32_t>& replica_groups(int stage, ParamPool p);
   /// Ranks in one of those groups: cp·dp, or the expert-data-parallel degree.
   int replicas(ParamPool p) const;
-  /// Parameters of `stage` one rank updates when ZeRO shards the optimizer over the replicas.
+  /// A hybrid strategy's split of each replica group (training.dp_shard): the shard groups,
+  /// consecutive runs of shards(p) members that gather and reduce-scatter among themselves, and
+  /// the replicate groups, the members at the same place in every shard group, which all-reduce
+  /// their shards. Without replication the shard groups are the replica groups and there are no
+  /// replicate groups.
+  const std::vector<std::uint32_t>& shard_groups(int stage, ParamPool p);
+  const std::vector<std::uint32_t>& replicate_groups(int stage, ParamPool p);
+  /// Ranks in one shard group: replicas(p) / training.dp_replicate().
+  int shards(ParamPool p) const;
+  /// Parameters of `stage` one rank updates when ZeRO shards the optimizer over its shard group.
   double sharded_params(int stage) const;
   /// The hops of a two-hop expert-parallel exchange (DeepEP): `rail` the members of each EP
   /// group at the same place in their NVLink domain, one per domain (the RDMA hop); else the
@@ -141,6 +156,8 @@ private:
   /// Gives the tasks just made their FLOPs (seconds x flops_rate()) where the workload keeps them.
   void rate_flops(const std::vector<TaskId>& tasks);
   template <class F> const std::vector<std::uint32_t>& cached_groups(int stage, int a, int b, F members_of);
+  /// shard_groups (`shard`) or replicate_groups when the strategy replicates.
+  const std::vector<std::uint32_t>& split_replica_groups(int stage, ParamPool p, bool shard);
   /// The NVLink domain of a rank (0 when the step is built without domains).
   int domain_of(std::uint32_t rank) const;
   Workload& w_;
@@ -174,7 +191,7 @@ struct StepPlan {
 /// `flops`: the compute tasks carry their FLOPs (Workload::flops), for an export.
 StepPlan build_step(const CostModel& cost, int fold_unit = 0, int domain_gpus = 0, bool flops = false);
 
-/// Name of the DP strategy for a ZeRO stage: 0 → "ddp", n → "zeroN".
-std::string data_parallel_strategy_name(int zero);
+/// The registered DP strategy of `t`: `data_parallel` where set, else the one `zero` names.
+const DataParallelStrategy& data_parallel_strategy(const TrainingSpec& t);
 
 } // namespace clustersim

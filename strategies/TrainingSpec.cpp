@@ -4,6 +4,7 @@
 #include "ModelSpec.hpp"
 #include "MoeDispatcher.hpp"
 #include "PipelineSchedule.hpp"
+#include "StepBuilder.hpp"
 #include "Suggest.hpp"
 
 #include <algorithm>
@@ -74,8 +75,10 @@ std::vector<std::pair<std::string, std::string>> training_hints()
       {"pipeline_parallel_degree", titan("pp", "parallelism.pipeline_parallel_degree")},
       {"context_parallel_degree", titan("cp", "parallelism.context_parallel_degree")},
       {"expert_parallel_degree", titan("ep", "parallelism.expert_parallel_degree")},
-      {"data_parallel_shard_degree", "'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: FSDP)"},
-      {"data_parallel_replicate_degree", titan("dp", "parallelism.data_parallel_replicate_degree")},
+      {"data_parallel_shard_degree", "'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: "
+                                     "FSDP), or 'dp_shard' with 'data_parallel: hsdp' when it replicates as well"},
+      {"data_parallel_replicate_degree", "'dp' (torchtitan's parallelism.data_parallel_replicate_degree), or "
+                                         "'data_parallel: hsdp' with 'dp_shard' when it shards as well"},
       {"pipeline_parallel_schedule", titan("pipeline_schedule", "parallelism.pipeline_parallel_schedule")},
       {"pipeline_parallel_microbatch_size", titan("micro_batch", "parallelism.pipeline_parallel_microbatch_size")},
       {"local_batch_size", titan("micro_batch", "training.local_batch_size, sequences per rank and step; "
@@ -99,8 +102,9 @@ const Section& training_section()
           K::integer("dp", 1, 1, 1 << 24, "data-parallel replicas").computed("gpus / (tp*pp*cp)").fixed_by_planner(),
           K::integer("cp", 1, 1, 1 << 16, "context-parallel degree (ring attention over sequence chunks)")
               .fixed_by_planner(),
-          K::integer("ep", 1, 1, 1 << 16, "expert-parallel degree, folded inside tp*cp*dp (Megatron's MoE parallel "
-                                          "folding)")
+          K::integer("ep", 1, 1, 1 << 16,
+                     "expert-parallel degree, folded inside tp*cp*dp (Megatron's MoE parallel "
+                     "folding)")
               .fixed_by_planner(),
           K::integer("etp", 1, 1, 1 << 16, "expert tensor-parallel degree (Megatron's MoE parallel folding)")
               .fixed_by_planner(),
@@ -114,9 +118,17 @@ const Section& training_section()
           K::boolean("sequence_parallel", false, "Megatron sequence parallelism (norms and dropout sharded by tp)")
               .fixed_by_planner(),
           K::integer("zero", 0, 0, 3, "ZeRO stage: 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)")
+              .computed("the data_parallel strategy's stage, else 0")
               .fixed_by_planner(),
-          K::choice("recompute", "none", recompute_names(), "activation recomputation in backward")
+          K::from_registry("data_parallel", "", DataParallelStrategy::kRegistryKind,
+                           "how data-parallel replicas synchronise and shard the model states")
+              .computed("the one zero names: ddp for 0, zeroN for N")
+              .called("data-parallel strategy")
               .fixed_by_planner(),
+          K::integer("dp_shard", 0, 0, 1 << 24,
+                     "replicas per shard group of a hybrid strategy (hsdp); the groups replicate "
+                     "(torchtitan's data_parallel_shard_degree); 0: all of dp, no replication"),
+          K::choice("recompute", "none", recompute_names(), "activation recomputation in backward").fixed_by_planner(),
           K::integer("micro_batch", 1, 1, 1 << 20, "sequences per micro-batch").counts("sequences").fixed_by_planner(),
           K::integer("global_batch", 1, 1, 1 << 30, "sequences per optimizer step")
               .computed("micro_batch * dp")
@@ -152,7 +164,9 @@ const Section& training_section()
                     "forward-backward iteration with no host synchronisation (full_iteration)"),
           K::list("cuda_graph_scope", "the parts of each layer per-layer graphs capture (attn, mlp, moe, moe_router, "
                                       "moe_preprocess, mamba); empty: the whole layer"),
-          K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way (Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
+          K::boolean("moe_a2a_overlap", false,
+                     "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way "
+                     "(Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
           K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
                     "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
           K::number("moe_max_load", 0, 0, 65536,
@@ -303,6 +317,24 @@ void read_order(SectionReader& r, TrainingSpec& t)
   t.order = order;
 }
 
+/// `data_parallel` names the strategy and `zero` is its shorthand: written together they must
+/// agree; `zero` alone leaves the name to follow it (TrainingSpec::data_parallel_name).
+void read_data_parallel(SectionReader& r, TrainingSpec& t)
+{
+  t.zero = static_cast<int>(r.integer_if("zero").value_or(0));
+  if (auto name = r.choice_if("data_parallel")) {
+    const int stage = DataParallelRegistry::instance().shared(*name).zero_stage();
+    if (r.has("zero") && t.zero != stage)
+      r.require("zero").fail("zero " + std::to_string(t.zero) + " disagrees with data_parallel " + *name +
+                                 ", which shards at ZeRO stage " + std::to_string(stage),
+                             "zero: " + std::to_string(stage) + ", or one of the two keys alone");
+    t.zero = stage;
+    t.data_parallel = *name;
+  }
+  if (auto shard = r.integer_if("dp_shard"))
+    t.dp_shard = static_cast<int>(*shard);
+}
+
 /// cuda_graph_impl and its scope (Megatron-Core transformer_config.py: the scope selects what
 /// per-layer graphs capture, is empty for the whole layer and must be empty with
 /// full_iteration; the older spelling local + [full_iteration] is one graph per iteration).
@@ -393,7 +425,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   }
   t.schedule = r.choice_if("pipeline_schedule").value_or(default_schedule(t.vpp));
   t.sequence_parallel = r.boolean("sequence_parallel");
-  t.zero = int_at("zero");
+  read_data_parallel(r, t);
   t.recompute = static_cast<Recompute>(index_of(recompute_names(), r.choice("recompute")));
   t.micro_batch = int_at("micro_batch");
   if (auto gb = r.integer_if("global_batch")) {

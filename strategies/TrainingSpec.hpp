@@ -43,7 +43,12 @@ struct TrainingSpec {
   int vpp = 1;
   std::string schedule = "1f1b"; ///< a registered PipelineSchedule (ScheduleRegistry)
   bool sequence_parallel = false;
-  int zero = 0;
+  int zero = 0; ///< ZeRO stage: the shorthand for the strategies below (0 ddp, n zeroN)
+  /// A registered DataParallelStrategy (training.data_parallel); empty: the one `zero` names.
+  std::string data_parallel;
+  /// Replicas per shard group of a hybrid strategy (hsdp; torchtitan's data_parallel_shard_degree);
+  /// 0: every replica shards (no replication).
+  int dp_shard = 0;
   Recompute recompute = Recompute::none;
   int micro_batch = 1;
   int global_batch = 1;
@@ -96,6 +101,15 @@ struct TrainingSpec {
   const KernelSet& kernel_set() const;
   /// The FP8 recipe in use, or null when the GEMMs do not run in FP8.
   const Fp8Recipe* fp8() const;
+
+  /// The strategy a ZeRO stage is shorthand for: 0 ddp, n zeroN.
+  static std::string zero_strategy(int stage) { return stage == 0 ? "ddp" : "zero" + std::to_string(stage); }
+  /// The data-parallel strategy's registered name.
+  std::string data_parallel_name() const { return data_parallel.empty() ? zero_strategy(zero) : data_parallel; }
+  /// Data-parallel replicas that shard the model states among themselves, and the groups of
+  /// them that replicate (dp = shard_degree() x dp_replicate()).
+  int shard_degree() const { return dp_shard > 0 ? dp_shard : dp; }
+  int dp_replicate() const { return dp / shard_degree(); }
 
   int model_parallel() const { return tp * pp * cp; }
   long long gpus() const { return static_cast<long long>(tp) * pp * cp * dp; }

@@ -84,8 +84,10 @@ TEST_CASE("Megatron-LM's and torchtitan's names for a training key are suggested
   expect_error("run " + vpp, vpp + ":4:12:", "did you mean 'vpp' (Megatron-LM's --num-layers-per-virtual-pipeline-stage "
                                              "counts layers; vpp is layers per pipeline rank divided by it)?");
   auto titan = experiment("torchtitan-names.yaml", "{data_parallel_shard_degree: 8}");
-  expect_error("run " + titan, titan + ":4:12:",
-               "did you mean 'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: FSDP)?");
+  expect_error(
+      "run " + titan, titan + ":4:12:",
+      "did you mean 'dp' with 'zero: 3' (torchtitan's parallelism.data_parallel_shard_degree: FSDP), or 'dp_shard' "
+      "with 'data_parallel: hsdp' when it replicates as well?");
   // a plain typo still gets the nearest key
   auto typo = experiment("typo.yaml", "{tpp: 8}");
   expect_error("run " + typo, typo + ":4:12:", "unknown key 'tpp' in training; did you mean 'tp'?");
@@ -152,6 +154,36 @@ TEST_CASE("vpp > 1 with a schedule that runs one chunk per stage is an error at 
                                "", "{platform: dgx-a100-80gb, gpus: 8}", "gpt3-1.3b");
     expect_error("run " + f, f + ":4:", std::string("vpp 2 needs the interleaved or looped-bfs schedule; ") + s);
   }
+}
+
+TEST_CASE("a data-parallel strategy and its shard groups that do not fit the layout are errors at the key")
+{
+  struct Case {
+    const char* training;
+    const char* col; ///< where the offending value starts
+    const char* what;
+  } cases[] = {
+      {"{dp: 8, data_parallel: hsdp}", ":4:34",
+       "data_parallel hsdp needs dp_shard, the replicas in each shard group; "
+       "valid: dp_shard: a divisor of dp = 8"},
+      {"{dp: 8, data_parallel: hsdp, dp_shard: 3}", ":4:50", "dp_shard 3 does not divide dp = 8"},
+      {"{dp: 8, zero: 1, dp_shard: 4}", ":4:38",
+       "dp_shard 4 with data_parallel zero1, which shards over every replica"},
+      {"{dp: 8, zero: 1, data_parallel: zero3}", ":4:25",
+       "zero 1 disagrees with data_parallel zero3, which shards at ZeRO stage 3; valid: zero: 3"},
+      {"{dp: 8, data_parallel: hsdpp}", ":4:34", "hsdp"},
+  };
+  for (const Case& c : cases) {
+    const std::string f = experiment("dp.yaml", c.training);
+    expect_error("run " + f, f + c.col, c.what);
+  }
+  // the expert replicas split into as many groups: dp 16 in shard groups of 2 is 8 replicate
+  // groups, but Mixtral's experts over ep 8 have 2 replicas, which cannot make 8
+  const std::string moe = experiment("moe.yaml", "{dp: 16, ep: 8, data_parallel: hsdp, dp_shard: 2}", "",
+                                     "{platform: dgx-h100, gpus: 16}", "mixtral-8x7b");
+  expect_error("run " + moe, moe + ":4:",
+               "dp / dp_shard = 8 replicate groups do not divide the 2 expert-data-parallel "
+               "replicas");
 }
 
 TEST_CASE("text that is not UTF-8 is an error where it is written, in experiments and platforms")

@@ -1,14 +1,15 @@
 // The contention-free Timeline and the planner built on it.
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
-#include "Isolated.hpp"
-#include "Planner.hpp"
-#include "Validation.hpp"
 #include "Executor.hpp"
+#include "Isolated.hpp"
+#include "LaunchConfig.hpp"
+#include "Planner.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
 #include "Timeline.hpp"
+#include "Validation.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -487,8 +488,10 @@ TEST_CASE("plan --emit writes torchtitan's TOML and DeepSpeed's JSON for plans o
   const auto keys = toml_keys(read_file(dir + "/titan/rank-1/torchtitan.toml"));
   CHECK(number(keys, "parallelism.tensor_parallel_degree") == c["tp"].get<int>());
   CHECK(number(keys, "parallelism.pipeline_parallel_degree") == 2);
-  CHECK(number(keys, "parallelism.data_parallel_shard_degree") == c["dp"].get<int>());
-  CHECK(number(keys, "parallelism.data_parallel_replicate_degree") == 1);
+  // FSDP over every replica, or hybrid: shard groups replicated
+  const int shard = c["dp_shard"].get<int>() > 0 ? c["dp_shard"].get<int>() : c["dp"].get<int>();
+  CHECK(number(keys, "parallelism.data_parallel_shard_degree") == shard);
+  CHECK(number(keys, "parallelism.data_parallel_replicate_degree") == c["dp"].get<int>() / shard);
   CHECK(number(keys, "parallelism.pipeline_parallel_microbatch_size") == c["micro_batch"].get<int>());
   // with a pipeline, a rank's batch is its share of the global batch, cut into micro-batches
   CHECK(number(keys, "training.local_batch_size") * c["dp"].get<int>() == 64);
@@ -535,6 +538,58 @@ TEST_CASE("plan searches a schedule that does not search itself (looped BFS) onl
   }
   const auto keys = toml_keys(read_file(dir + "/bfs/rank-1/torchtitan.toml"));
   CHECK(keys.at("parallelism.pipeline_parallel_schedule") == "\"LoopedBFS\"");
+}
+
+TEST_CASE("plan tries hybrid sharding with one NVLink domain per shard group where the framework has it")
+{
+  // Llama-2 7B on 64 H100 under torchtitan: ZeRO-3 over all 64 and HSDP in groups of 8 (a node)
+  auto j = plan_json("--model llama2-7b --platform dgx-h100 --gpus 64 --global-batch 128 --top 200 "
+                     "--fixed framework=torchtitan --fixed tp=1 --fixed pp=1 --fixed cp=1 --fixed zero=3");
+  std::set<std::pair<std::string, int>> seen;
+  for (const auto& c : j["ranked"])
+    seen.insert({c["data_parallel"].get<std::string>(), c["dp_shard"].get<int>()});
+  CHECK(seen.count({"zero3", 0}) == 1);
+  CHECK(seen.count({"hsdp", 8}) == 1);
+  CHECK(seen.size() == 2);
+  // Megatron-LM is not offered it unless --fixed asks
+  auto megatron = plan_json("--model llama2-7b --platform dgx-h100 --gpus 64 --global-batch 128 --top 200 "
+                            "--fixed tp=1 --fixed pp=1 --fixed cp=1 --fixed zero=3");
+  REQUIRE(!megatron["ranked"].empty());
+  for (const auto& c : megatron["ranked"])
+    CHECK(c["dp_shard"] == 0);
+  auto asked = plan_json("--model llama2-7b --platform dgx-h100 --gpus 64 --global-batch 128 --top 200 "
+                         "--fixed framework=torchtitan --fixed tp=1 --fixed pp=1 --fixed data_parallel=hsdp");
+  REQUIRE(!asked["ranked"].empty());
+  for (const auto& c : asked["ranked"]) {
+    CHECK(c["data_parallel"] == "hsdp");
+    CHECK(c["zero"] == 3);
+    CHECK(c["dp_shard"].get<int>() * c["cp"].get<int>() == 8);
+  }
+}
+
+TEST_CASE(
+    "a hybrid-sharded layout is written as torchtitan's replicate x shard degrees; files without the option say so")
+{
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  t.framework = Framework::torchtitan;
+  t.dp = 16;
+  t.zero = 3;
+  t.data_parallel = "hsdp";
+  t.dp_shard = 8;
+  t.global_batch = 16;
+  const ModelSpec m = load_model_preset("llama2-7b", catalog().models_dir(), {});
+  std::vector<std::string> notes;
+  const auto keys = toml_keys(torchtitan_toml(m, t, notes));
+  CHECK(keys.at("parallelism.data_parallel_replicate_degree") == "2");
+  CHECK(keys.at("parallelism.data_parallel_shard_degree") == "8");
+  CHECK(notes.empty());
+  megatron_arguments(m, t, notes);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("hsdp (shard groups of 8, 2 replicas of each): no Megatron-LM option") == 0);
+  // without replication the same strategy is FSDP over every replica
+  t.dp_shard = 16;
+  CHECK(toml_keys(torchtitan_toml(m, t, notes)).at("parallelism.data_parallel_replicate_degree") == "1");
 }
 
 TEST_CASE("plan shows the validated error beside its layouts and marks those within it of the best as ties")

@@ -3,14 +3,17 @@
 #include "CollectiveBench.hpp"
 #include "CostModel.hpp"
 #include "Experiment.hpp"
-#include "Yaml.hpp"
 #include "Isolated.hpp"
+#include "LayoutRules.hpp"
 #include "Metrics.hpp"
 #include "Simulation.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
+#include "Yaml.hpp"
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -250,6 +253,54 @@ TEST_CASE("ZeRO-3 moves 1.5x the bytes of DDP")
   CHECK(traffic(1) == doctest::Approx(ddp).epsilon(1e-9)); // reduce-scatter + all-gather = one all-reduce
 }
 
+TEST_CASE("HSDP: ZeRO-3 within groups of dp_shard replicas, each shard's gradients all-reduced across the groups")
+{
+  // 16 replicas in 2 shard groups of 8: the gathers and reduce-scatters of ZeRO-3 over 8 GPUs,
+  // then an all-reduce of each 1/8 shard between the 2 GPUs that hold it
+  ExperimentSpec e = dp_experiment(16);
+  e.training.zero = 3;
+  e.training.data_parallel = "hsdp";
+  e.training.dp_shard = 8;
+  e.training.micro_batch = 1;
+  e.training.global_batch = 16;
+  REQUIRE_FALSE(check_layout(e.training, e.model, e.gpus));
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  StepPlan plan = build_step(cost);
+  const Workload& w = plan.workload;
+  double scattered = 0, reduced = 0;
+  std::map<CollOp, std::set<std::vector<std::uint32_t>>> groups;
+  for (const auto& c : w.collectives()) {
+    if (c.category != Category::dp_comm)
+      continue;
+    groups[c.op].insert(w.groups()[c.group].ranks);
+    if (c.op == CollOp::reduce_scatter)
+      scattered += c.bytes;
+    if (c.op == CollOp::all_reduce)
+      reduced += c.bytes;
+  }
+  const std::set<std::vector<std::uint32_t>> shards{{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}};
+  CHECK(groups[CollOp::all_gather] == shards);
+  CHECK(groups[CollOp::reduce_scatter] == shards);
+  std::set<std::vector<std::uint32_t>> across;
+  for (std::uint32_t i = 0; i < 8; ++i)
+    across.insert({i, i + 8});
+  CHECK(groups[CollOp::all_reduce] == across);
+  // each reduction of B bytes: a reduce-scatter of B in each of the 2 shard groups, then an
+  // all-reduce of the B / 8 shard in each of the 8 replicate groups; every gradient once
+  const double grads = e.model.total_params() * e.training.traits().grad_reduce(e.training.precision);
+  CHECK(scattered == doctest::Approx(2 * grads).epsilon(1e-9));
+  CHECK(reduced == doctest::Approx(grads).epsilon(1e-9));
+
+  // memory: the model states of ZeRO-3 over the 8 GPUs of a shard group
+  ExperimentSpec z = dp_experiment(8);
+  z.training.zero = 3;
+  const MemoryBreakdown hsdp = cost.memory(0);
+  const MemoryBreakdown zero3 = CostModel(z.model, z.training, z.platform.node.gpu).memory(0);
+  CHECK(hsdp.weights == doctest::Approx(zero3.weights).epsilon(1e-12));
+  CHECK(hsdp.grads == doctest::Approx(zero3.grads).epsilon(1e-12));
+  CHECK(hsdp.optimizer == doctest::Approx(zero3.optimizer).epsilon(1e-12));
+}
+
 TEST_CASE("event counts per rank follow the schedule")
 {
   ExperimentSpec e = dp_experiment(8);
@@ -373,7 +424,9 @@ TEST_CASE("a report crosses JSON without loss: every figure of the metric table 
   m.training.ep = 4;
   m.training.etp = 2;
   m.training.vpp = 3;
-  m.training.zero = 1;
+  m.training.zero = 3;
+  m.training.data_parallel = "hsdp";
+  m.training.dp_shard = 4;
   m.training.schedule = "interleaved";
   m.training.sequence_parallel = true;
   m.training.recompute = Recompute::selective;

@@ -22,9 +22,16 @@ std::string format_report(const RunMetrics& m)
   if (!mem.fits) // a step that cannot run leads with it: the figures below describe a step that would not run
     o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
   o << m.name << "\n";
-  std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d, %s, recompute %s%s\n",
-                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero, t.schedule.c_str(),
-                to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
+  // a strategy that the ZeRO stage alone does not name is named beside it
+  std::string strategy =
+      t.data_parallel_name() == TrainingSpec::zero_strategy(t.zero) ? "" : " (" + t.data_parallel_name();
+  if (t.dp_shard > 0)
+    strategy += ", dp_shard " + std::to_string(t.dp_shard);
+  if (!strategy.empty())
+    strategy += ")";
+  std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d%s, %s, recompute %s%s\n",
+                m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero, strategy.c_str(),
+                t.schedule.c_str(), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");
   o << buf;
   if (t.pp > 1)
     o << "  layers per pipeline stage: " << m.pipeline << "\n";

@@ -325,7 +325,7 @@ void resolve_defaults(ExperimentSpec& e)
   }
   if (!stated("recompute"))
     assume("recompute", to_string(t.recompute), "default");
-  if (!stated("zero"))
+  if (!stated("zero") && !stated("data_parallel"))
     assume("zero", std::to_string(t.zero), "default");
   if (!stated("micro_batch"))
     assume("micro_batch", std::to_string(t.micro_batch), "default");

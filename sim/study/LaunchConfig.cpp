@@ -27,6 +27,14 @@ int layers_per_virtual_stage(const ModelSpec& m, const TrainingSpec& t)
   return stages > 0 && m.layers % stages == 0 ? m.layers / stages : 0;
 }
 
+/// What a launch file without hybrid sharding says of an experiment that has it.
+std::string hybrid_unmapped(const TrainingSpec& t, const char* framework)
+{
+  return t.data_parallel_name() + " (shard groups of " + std::to_string(t.shard_degree()) + ", " +
+         std::to_string(t.dp_replicate()) + " replicas of each): no " + framework +
+         " option is written for it here, so this file shards over all " + std::to_string(t.dp) + " replicas";
+}
+
 } // namespace
 
 // Flags: NVIDIA/Megatron-LM@93da800461fd4f6a8262c3bab227868b966aaa69 megatron/training/arguments.py
@@ -116,6 +124,8 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
     flag("recompute-method", "uniform");
     num("recompute-num-layers", 1);
   }
+  if (t.dp_replicate() > 1)
+    notes.push_back(hybrid_unmapped(t, "Megatron-LM"));
   if (t.zero == 1) {
     flag("use-distributed-optimizer");
   } else if (t.zero >= 2) {
@@ -195,6 +205,8 @@ std::string megatron_bridge_overrides(const ModelSpec& m, const TrainingSpec& t,
     unmapped += std::string(", ") + to_string(t.recompute) + " recomputation";
   if (t.zero >= 2)
     unmapped += ", ZeRO-" + std::to_string(t.zero) + " (Megatron-FSDP)";
+  if (t.dp_replicate() > 1)
+    unmapped += ", hybrid sharding (" + t.data_parallel_name() + ")";
   unmapped += std::string(", ") + to_string(t.precision) + " (the recipe's mixed_precision preset)";
   notes.push_back("Megatron-Bridge's mapping table does not name keys for" + unmapped.substr(1) +
                   ": set them in the recipe");
@@ -230,8 +242,8 @@ std::string torchtitan_toml(const ModelSpec& m, const TrainingSpec& t, std::vect
   if (t.precision == Precision::fp16)
     notes.push_back("torchtitan trains in bfloat16 or float32, not fp16: bfloat16 is the nearest");
   o << "\n[parallelism]\n";
-  o << "data_parallel_replicate_degree = " << (t.zero > 0 ? 1 : t.dp) << "\n";
-  o << "data_parallel_shard_degree = " << (t.zero > 0 ? t.dp : 1) << "\n";
+  o << "data_parallel_replicate_degree = " << (t.zero > 0 ? t.dp_replicate() : t.dp) << "\n";
+  o << "data_parallel_shard_degree = " << (t.zero > 0 ? t.shard_degree() : 1) << "\n";
   o << "tensor_parallel_degree = " << t.tp << "\n";
   o << "context_parallel_degree = " << t.cp << "\n";
   o << "pipeline_parallel_degree = " << t.pp << "\n";
@@ -274,6 +286,8 @@ std::string deepspeed_json(const TrainingSpec& t, std::vector<std::string>& note
     notes.push_back("DeepSpeed's config has no FP8 switch: FP8 GEMMs come from Transformer Engine in the model code");
   if (t.zero >= 2 && t.pp > 1)
     notes.push_back("DeepSpeed's pipeline engine runs with ZeRO stages 0 and 1 only");
+  if (t.dp_replicate() > 1)
+    notes.push_back(hybrid_unmapped(t, "DeepSpeed"));
   return j.dump(2) + "\n";
 }
 

@@ -1,5 +1,6 @@
 #include "Metrics.hpp"
 #include "PipelineSchedule.hpp"
+#include "StepBuilder.hpp"
 
 #include "Suggest.hpp"
 
@@ -196,6 +197,16 @@ const std::vector<LayoutField>& layout_fields()
       plain<&T::etp>("etp", "expert tensor parallel"),
       plain<&T::vpp>("vpp", "virtual pipeline stages per rank"),
       plain<&T::zero>("zero", "ZeRO stage"),
+      {"data_parallel", "data-parallel strategy (a registered name; zero is its shorthand)",
+       [](const TrainingSpec& t) { return Json(t.data_parallel_name()); },
+       [](TrainingSpec& t, const Json& v) { // after zero: a name zero already says stays zero's
+         const std::string name = v.get<std::string>();
+         if (!DataParallelRegistry::instance().has(name))
+           throw std::invalid_argument(
+               unknown_name(DataParallelStrategy::kRegistryKind, name, DataParallelRegistry::instance().names()));
+         t.data_parallel = name == TrainingSpec::zero_strategy(t.zero) ? "" : name;
+       }},
+      plain<&T::dp_shard>("dp_shard", "replicas per shard group of a hybrid strategy (0: all of dp)"),
       registered<&T::schedule, PipelineSchedule>("pipeline_schedule", "pipeline schedule"),
       plain<&T::sequence_parallel>("sequence_parallel", "Megatron sequence parallelism"),
       named<&T::recompute, recompute_names>("recompute", "activation recomputation"),

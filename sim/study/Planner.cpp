@@ -191,6 +191,8 @@ std::string describe_layout(const TrainingSpec& t)
   if (t.vpp > 1)
     s += " vpp " + std::to_string(t.vpp);
   s += " mb " + std::to_string(t.micro_batch) + " zero " + std::to_string(t.zero) + " " + to_string(t.recompute);
+  if (t.dp_shard > 0)
+    s += " " + t.data_parallel_name() + " " + std::to_string(t.dp_shard);
   if (t.sequence_parallel)
     s += " sp";
   return s;
@@ -297,6 +299,27 @@ std::vector<std::pair<int, int>> expert_layouts(const PlanRequest& r, int ranks,
   return out;
 }
 
+/// The data-parallel strategies tried for a layout: the one its ZeRO stage names, and where
+/// the framework shards hybrid, each hybrid strategy of that stage with one NVLink domain's
+/// replicas per shard group (so that the gathers stay on NVLink and only the shards' all-reduce
+/// crosses the fabric).
+std::vector<std::pair<std::string, int>> data_parallel_options(const PlanRequest& r, const TrainingSpec& t)
+{
+  std::vector<std::pair<std::string, int>> out;
+  if (matches_fixed(r, "data_parallel", TrainingSpec::zero_strategy(t.zero)))
+    out.push_back({"", 0});
+  const int shard = r.platform.gpus_per_domain() / (t.tp * t.cp);
+  if ((!shards_hybrid(t.framework) && !r.fixed.count("data_parallel")) || shard < 2 || shard >= t.dp ||
+      t.dp % shard != 0)
+    return out;
+  for (const auto& name : DataParallelRegistry::instance().names()) {
+    const DataParallelStrategy& s = DataParallelRegistry::instance().shared(name);
+    if (s.hybrid() && s.zero_stage() == t.zero && matches_fixed(r, "data_parallel", name))
+      out.push_back({name, shard});
+  }
+  return out;
+}
+
 } // namespace
 
 std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int gpus, const TrainingSpec&)>& fn)
@@ -348,8 +371,12 @@ std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int
                     for (const auto& [ep, etp] : expert_layouts(r, tp * cp * dp, tp)) {
                       t.ep = ep;
                       t.etp = etp;
-                      ++n;
-                      fn(g, t);
+                      for (const auto& [name, shard] : data_parallel_options(r, t)) {
+                        t.data_parallel = name;
+                        t.dp_shard = shard;
+                        ++n;
+                        fn(g, t);
+                      }
                     }
                   }
                 }

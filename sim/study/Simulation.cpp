@@ -567,6 +567,9 @@ ExperimentSpec baseline_of(const ExperimentSpec& e)
   b.gpus = base;
   b.training.dp = base / e.training.model_parallel();
   b.training.global_batch = e.training.global_batch / e.training.dp * b.training.dp;
+  // a hybrid strategy's shard groups as large as the baseline's replicas allow
+  if (b.training.dp_shard > 0)
+    b.training.dp_shard = std::gcd(b.training.dp_shard, b.training.dp);
   b.name = e.name + " (baseline)";
   return b;
 }

@@ -16,6 +16,8 @@ namespace {
 
 class Ddp final : public DataParallelStrategy {
 public:
+  int zero_stage() const override { return 0; }
+
   void after_backward(StepContext& ctx, int stage, int unit, int, bool last_mb,
                       const std::vector<TaskId>& done) override
   {

@@ -13,6 +13,10 @@
 //         ahead of use as far as the framework prefetches; gradients reduce-scattered per unit
 //         (FSDP) or per bucket (DeepSpeed). With pipeline parallelism torchtitan gathers once
 //         and reduces once per step.
+//  hsdp:  zero3 within each shard group of training.dp_shard replicas (StepContext::shard_groups);
+//         each reduce-scatter's shard is then all-reduced over the replicate group, the ranks
+//         holding the same shard in the other groups (PyTorch FSDP2 over a 2-D mesh,
+//         _fsdp_collectives.py foreach_reduce; docs/design.md "Names").
 // Traffic per micro-batch step of zero3 = 3(N-1)/N·Ψ = 1.5x DDP's 2(N-1)/N·Ψ (same dtypes).
 // A MoE model's routed experts are a pool of their own (ParamPool): their gradients reduce,
 // their parameters gather and their optimizer states shard over the expert-data-parallel
@@ -27,7 +31,10 @@ namespace {
 
 class Zero final : public DataParallelStrategy {
 public:
-  explicit Zero(int stage) : zero_(stage) {}
+  Zero(int stage, bool hybrid) : zero_(stage), hybrid_(hybrid) {}
+
+  int zero_stage() const override { return zero_; }
+  bool hybrid() const override { return hybrid_; }
 
   PerPos before_forward(StepContext& ctx, int stage, int unit, int mb) override
   {
@@ -51,7 +58,7 @@ public:
         continue;
       if (gb.tasks[b].empty()) {
         PerPos none(ctx.stage_ranks(stage).size());
-        gb.tasks[b] = ctx.collective(stage, ctx.replica_groups(stage, p), CollOp::all_gather, gb.bytes[b],
+        gb.tasks[b] = ctx.collective(stage, ctx.shard_groups(stage, p), CollOp::all_gather, gb.bytes[b],
                                      Stream::dp_gather, {Category::dp_comm, "dp_param_all_gather", -1, -1}, none);
       }
       for (std::size_t i = 0; i < deps.size(); ++i)
@@ -109,7 +116,7 @@ public:
     for (std::size_t i = 0; i < opt.size(); ++i)
       after[i].push_back(opt[i]);
     for (ParamPool p : kParamPools) {
-      const auto& groups = ctx.replica_groups(stage, p);
+      const auto& groups = ctx.shard_groups(stage, p);
       if (groups.empty())
         continue;
       double total = 0;
@@ -223,14 +230,14 @@ private:
         deps[i].push_back(start[i]);
     std::vector<TaskId> last(ranks.size(), kNoTask);
     for (const Piece& piece : gather_pieces(ctx, u)) {
-      const auto& groups = ctx.replica_groups(stage, piece.pool);
+      const auto& groups = ctx.shard_groups(stage, piece.pool);
       if (groups.empty())
         continue; // one replica of this pool: nothing to gather
       const double bytes = piece.params * ctx.param_comm_bytes();
       last = ctx.collective(stage, groups, CollOp::all_gather, bytes, Stream::dp_gather,
                             {Category::dp_comm, "zero3_param_all_gather", -1, -1}, deps);
       if (sh.list_collectives)
-        last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.replicas(piece.pool)),
+        last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.shards(piece.pool)),
                            {Category::dp_comm, "zero3_gather_copies", -1, -1}, single_deps(last), Stream::dp_gather);
       deps.assign(ranks.size(), {}); // the stream orders the rest
     }
@@ -254,7 +261,7 @@ private:
     pending -= bytes;
     if (pending < 1e-9)
       pending = 0;
-    const auto& groups = ctx.replica_groups(stage, p);
+    const auto& groups = ctx.shard_groups(stage, p);
     if (groups.empty())
       return;
     PerPos deps(s.last_done.size());
@@ -264,17 +271,34 @@ private:
     last = ctx.collective(stage, groups, CollOp::reduce_scatter, bytes, Stream::dp,
                           {Category::dp_comm, "dp_grad_reduce_scatter", -1, -1}, deps);
     if (zero_ == 3 && ctx.training().traits().sharded.list_collectives)
-      last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.replicas(p)),
+      last = ctx.compute(stage, list_copy_seconds(ctx, bytes, ctx.shards(p)),
                          {Category::dp_comm, "zero3_reduce_copies", -1, -1}, single_deps(last), Stream::dp);
+    // hybrid: each shard, reduced within its group, is then all-reduced over the groups
+    const auto& across = ctx.replicate_groups(stage, p);
+    if (!across.empty())
+      last = ctx.collective(stage, across, CollOp::all_reduce, bytes / ctx.shards(p), Stream::dp,
+                            {Category::dp_comm, "hsdp_grad_all_reduce", -1, -1}, single_deps(last));
   }
 
   int zero_;
+  bool hybrid_;
   std::vector<State> states_;
 };
 
-const DataParallelRegistry::Registrar r1("zero1", "optimizer states sharded (Megatron distributed optimizer): gradients reduce-scattered, parameters all-gathered", [] { return std::make_unique<Zero>(1); });
-const DataParallelRegistry::Registrar r2("zero2", "gradients sharded too: reduce-scattered every micro-batch", [] { return std::make_unique<Zero>(2); });
-const DataParallelRegistry::Registrar r3("zero3", "parameters sharded too (FSDP): all-gathered before every forward and backward", [] { return std::make_unique<Zero>(3); });
+const DataParallelRegistry::Registrar
+    r1("zero1",
+       "optimizer states sharded (Megatron distributed optimizer): gradients reduce-scattered, parameters all-gathered",
+       [] { return std::make_unique<Zero>(1, false); });
+const DataParallelRegistry::Registrar r2("zero2", "gradients sharded too: reduce-scattered every micro-batch",
+                                         [] { return std::make_unique<Zero>(2, false); });
+const DataParallelRegistry::Registrar
+    r3("zero3", "parameters sharded too (FSDP): all-gathered before every forward and backward",
+       [] { return std::make_unique<Zero>(3, false); });
+const DataParallelRegistry::Registrar
+    r4("hsdp",
+       "zero3 within groups of dp_shard replicas, each shard's gradients all-reduced across the groups (hybrid "
+       "sharding: FSDP2 over a 2-D mesh, FSDP's HYBRID_SHARD)",
+       [] { return std::make_unique<Zero>(3, true); });
 
 } // namespace
 } // namespace clustersim
