@@ -102,9 +102,8 @@ const Section& training_section()
           K::integer("dp", 1, 1, 1 << 24, "data-parallel replicas").computed("gpus / (tp*pp*cp)").fixed_by_planner(),
           K::integer("cp", 1, 1, 1 << 16, "context-parallel degree (ring attention over sequence chunks)")
               .fixed_by_planner(),
-          K::integer("ep", 1, 1, 1 << 16,
-                     "expert-parallel degree, folded inside tp*cp*dp (Megatron's MoE parallel "
-                     "folding)")
+          K::integer("ep", 1, 1, 1 << 16, "expert-parallel degree, folded inside tp*cp*dp (Megatron's MoE parallel "
+                                          "folding)")
               .fixed_by_planner(),
           K::integer("etp", 1, 1, 1 << 16, "expert tensor-parallel degree (Megatron's MoE parallel folding)")
               .fixed_by_planner(),
@@ -128,7 +127,8 @@ const Section& training_section()
           K::integer("dp_shard", 0, 0, 1 << 24,
                      "replicas per shard group of a hybrid strategy (hsdp); the groups replicate "
                      "(torchtitan's data_parallel_shard_degree); 0: all of dp, no replication"),
-          K::choice("recompute", "none", recompute_names(), "activation recomputation in backward").fixed_by_planner(),
+          K::choice("recompute", "none", recompute_names(), "activation recomputation in backward")
+              .fixed_by_planner(),
           K::integer("micro_batch", 1, 1, 1 << 20, "sequences per micro-batch").counts("sequences").fixed_by_planner(),
           K::integer("global_batch", 1, 1, 1 << 30, "sequences per optimizer step")
               .computed("micro_batch * dp")
@@ -164,9 +164,7 @@ const Section& training_section()
                     "forward-backward iteration with no host synchronisation (full_iteration)"),
           K::list("cuda_graph_scope", "the parts of each layer per-layer graphs capture (attn, mlp, moe, moe_router, "
                                       "moe_preprocess, mamba); empty: the whole layer"),
-          K::boolean("moe_a2a_overlap", false,
-                     "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way "
-                     "(Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
+          K::boolean("moe_a2a_overlap", false, "the EP all-to-all of one micro-batch hidden behind the compute of another's pass the other way (Megatron's combined 1F1B: pipeline warmup forwards and cooldown backwards wait for theirs)"),
           K::choice("moe_load_balance", "aux_loss", {"force_balanced", "aux_loss", "dropless"},
                     "routing balance: forced uniform, auxiliary loss, or DeepSeek's bias balancing"),
           K::number("moe_max_load", 0, 0, 65536,

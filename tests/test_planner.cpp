@@ -1,10 +1,11 @@
 // The contention-free Timeline and the planner built on it.
 #include "ClusterGraph.hpp"
 #include "CollectiveEngine.hpp"
-#include "Executor.hpp"
 #include "Isolated.hpp"
 #include "LaunchConfig.hpp"
 #include "Planner.hpp"
+#include "Validation.hpp"
+#include "Executor.hpp"
 #include "SimPlatform.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"

@@ -3,13 +3,13 @@
 #include "CollectiveBench.hpp"
 #include "CostModel.hpp"
 #include "Experiment.hpp"
+#include "Yaml.hpp"
 #include "Isolated.hpp"
 #include "LayoutRules.hpp"
 #include "Metrics.hpp"
 #include "Simulation.hpp"
 #include "StepBuilder.hpp"
 #include "TestUtil.hpp"
-#include "Yaml.hpp"
 
 #include <cmath>
 #include <map>
