@@ -77,6 +77,17 @@ double CostModel::model_flops_per_step(bool causal) const
 {
   const double b = training_.global_batch;
   double f = 3.0 * (layers_forward_flops(b) + logits_forward_flops(b) + mtp_forward_flops(b));
+  if (training_.frozen_base()) {
+    // LoRA: a frozen weight's backward is its data gradient only (2 of the 6 FLOPs per parameter
+    // and token fall away); the attention core still takes two matmuls back for one forward;
+    // the adapters train in full (6 per parameter and token)
+    const double core = attention_core_flops_all(b, true);
+    f = 2.0 * (layers_forward_flops(b) + logits_forward_flops(b) + mtp_forward_flops(b)) + core;
+    double per_token = 0;
+    for (int layer = 0; layer < model_.layers + model_.mtp_layers; ++layer)
+      per_token += layer_adapters(layer).flops_per_token;
+    f += 3.0 * per_token * b * model_.seq_len;
+  }
   if (causal) // the masked half of every attention matrix left out (Megatron-Bridge's count)
     f -= 3.0 * 0.5 * attention_core_flops_all(b, true);
   return f;

@@ -114,13 +114,17 @@ public:
   /// batch is a MoE layer's local experts, one GEMM launched per expert (Transformer Engine's
   /// GroupedLinear loops over them: NVIDIA/TransformerEngine@v2.9
   /// transformer_engine/common/gemm/cublaslt_gemm.cu:924-977), else one batched kernel.
+  /// `base_weight`: W is a weight of the model (frozen under LoRA: its backward is the data
+  /// gradient only, and a targeted layer gains its adapter), not an activation or an adapter.
   void gemm(const std::string& name, double m, double n, double k, double batch, bool linear = true,
-            bool grouped = false)
+            bool grouped = false, bool base_weight = true)
   {
     const Fp8Recipe* r = linear ? c_.training_.fp8() : nullptr;
     const Precision p = r ? Precision::fp8 : c_.compute_precision();
-    OpCost o{name, "gemm", to_string(p), 2 * m * n * k * batch, 0, 0, 0, 0, 3};
-    o.flops_backward = 2 * o.flops; // the data gradient and the weight gradient, each m x n x k
+    const bool frozen = base_weight && c_.training_.frozen_base();
+    OpCost o{name, "gemm", to_string(p), 2 * m * n * k * batch, 0, 0, 0, 0, frozen ? 2 : 3};
+    // the data gradient and the weight gradient, each m x n x k; a frozen weight's data gradient
+    o.flops_backward = (frozen ? 1 : 2) * o.flops;
     o.bytes = c_.element_bytes() * (m * k + k * n + m * n) * batch;
     // a pass overlapped with TP communication runs on the SMs the communication leaves it, in
     // chunks of the token dimension
@@ -139,13 +143,42 @@ public:
     o.forward = timed("_fprop", m, n, k, true);
     // backward: the data gradient (inner dimension n) and the weight gradient (inner dimension m)
     o.backward_data = timed("_dgrad", m, k, n, true);
-    o.backward = o.backward_data + timed("_wgrad", k, n, m, false);
+    o.backward = frozen ? o.backward_data : o.backward_data + timed("_wgrad", k, n, m, false);
     const double per = grouped ? batch : 1.0;
     o.launches_forward = per;
-    o.launches_backward = 2 * per;
+    o.launches_backward = (frozen ? 1 : 2) * per;
     push(o);
     if (r)
       casts(name, *r, m * k * batch, m * n * batch, k * n * batch);
+    if (frozen && c_.training_.lora.targets_linear(lora_target(name)))
+      adapter(name, m, n, k);
+  }
+
+  /// LoRA's adapter beside a frozen out[m x n] = in[m x k] . W (this rank's shapes): in . A
+  /// (k x rank), then . B (rank x n), both trained, in 16 bits. The sum into the layer's output
+  /// and, beside a row-parallel layer, the all-reduce of the m x rank partial products over TP
+  /// are left out (rank / n of the layer's output traffic).
+  void adapter(const std::string& name, double m, double n, double k)
+  {
+    const double r = c_.training_.lora.rank;
+    gemm(name + "_lora_a", m, r, k, 1, false, false, false);
+    const std::size_t a = b_.ops.size() - 1;
+    gemm(name + "_lora_b", m, n, r, 1, false, false, false);
+    b_.ops[a].adapter_params = r * (k + n);
+  }
+
+  /// The LoRA target a weight GEMM of the current part is (Megatron-Bridge's linear_qkv,
+  /// linear_proj, linear_fc1, linear_fc2: the attention's, the dense MLP's or the shared
+  /// experts'), or "" where none applies.
+  std::string lora_target(const std::string& name) const
+  {
+    if (std::string(part_) == "attn")
+      return name == "qkv_projection" ? "qkv" : name == "output_projection" ? "proj" : "";
+    if (name == "fc1" || name == "shared_fc1")
+      return "fc1";
+    if (name == "fc2" || name == "shared_fc2")
+      return "fc2";
+    return "";
   }
 
   /// The attention core as one op (its FLOPs and times given).
@@ -219,7 +252,7 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
   if (!training_.flash_attention) {
     // unfused: the s x s scores materialized, in 16 bits whatever the recipe (a sliding window is
     // a mask on them: the same work)
-    k.gemm("attention_scores", s_loc, s, d, mb * heads, false);
+    k.gemm("attention_scores", s_loc, s, d, mb * heads, false, false, false);
     const double elems = mb * heads * s_loc * s;
     OpCost soft{"scale_mask_softmax", "elementwise", to_string(compute_precision()), 0, 2 * elems * e, 0, 0, 0, 2};
     soft.forward = memory_seconds(2 * elems * e) + k.gap();
@@ -234,7 +267,7 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
       drop.launches_forward = drop.launches_backward = 1;
       k.add(drop);
     }
-    k.gemm("attention_context", s_loc, dv, s, mb * heads, false);
+    k.gemm("attention_context", s_loc, dv, s, mb * heads, false, false, false);
   } else if (training_.cp == 1) {
     // Flash attention skips fully masked blocks: causal executes half of the query x key work;
     // backward recomputes the scores: 2.5x the forward's FLOPs (FlashAttention-2's count). A
@@ -403,6 +436,13 @@ BlockCost CostModel::embedding() const
   BlockBuilder k(*this, b, "embedding");
   // lookup (+ learned positions); backward: scatter-add of token gradients into the table
   k.elementwise("embedding", T * h * (model_.position == PositionKind::learned ? 2 : 1));
+  if (training_.frozen_base()) { // a frozen table takes no gradient: nothing is scattered into it
+    b.backward = 0;
+    for (OpCost& o : b.ops) {
+      o.backward = 0;
+      o.launches_backward = 0;
+    }
+  }
   return b;
 }
 

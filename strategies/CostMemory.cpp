@@ -57,6 +57,56 @@ RankParams CostModel::layer_rank_params(int layer) const
   return p;
 }
 
+CostModel::Adapters CostModel::layer_adapters(int layer) const
+{
+  Adapters a;
+  const Lora& l = training_.lora;
+  if (l.rank == 0)
+    return a;
+  const double r = l.rank;
+  const double t = training_.tp;
+  const double h = model_.hidden;
+  // one adapter beside a linear layer of `in` x `out` (whole), TP-split on its output (column)
+  // or its input (row)
+  auto adapter = [&](const char* target, double in, double out, bool column) {
+    if (!l.targets_linear(target))
+      return;
+    a.params += column ? r * (in + out / t) : r * (in / t + out);
+    a.flops_per_token += 2.0 * r * (in + out);
+  };
+  const double heads = model_.heads;
+  if (model_.mla) { // the up projections are the layer's qkv GEMMs (CostModel::attention_block)
+    const ModelSpec::Mla& m = model_.mla_ranks;
+    adapter("qkv", m.q_lora_rank > 0 ? m.q_lora_rank : h, heads * model_.qk_head_dim(), true);
+    adapter("qkv", m.kv_lora_rank, heads * (m.qk_nope_head_dim + m.v_head_dim), true);
+  } else {
+    adapter("qkv", h, model_.q_dim() + 2.0 * model_.kv_dim(), true);
+  }
+  adapter("proj", heads * model_.v_head_dim(), h, false);
+  // the dense MLP, or a MoE layer's shared experts as one MLP; routed experts have none
+  const bool moe = layer >= model_.layers || model_.moe_layer(layer);
+  const double f = moe ? static_cast<double>(model_.shared_experts) * model_.expert_ffn() : model_.ffn_hidden;
+  if (f > 0) {
+    adapter("fc1", h, (model_.mlp == MlpKind::swiglu ? 2.0 : 1.0) * f, true);
+    adapter("fc2", f, h, false);
+  }
+  return a;
+}
+
+RankParams CostModel::stage_trainable_params(int stage) const
+{
+  if (!training_.frozen_base())
+    return stage_rank_params(stage);
+  RankParams p;
+  for_chunks(pipeline_, stage, training_.pp, [&](const VirtualStage& v) {
+    for (int l = 0; l < v.layers; ++l)
+      p.dense += layer_adapters(v.first_layer + l).params;
+  });
+  for (int k = 0; k < mtp_modules(stage); ++k)
+    p.dense += layer_adapters(model_.layers + k).params;
+  return p;
+}
+
 RankParams CostModel::stage_rank_params(int stage, bool layers_only) const
 {
   const double t = training_.tp;
@@ -253,7 +303,15 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double shard = dp / replicate;
   const double edp = expert_data_parallel() / replicate;
   const int z = training_.zero;
-  const ModelStates states = sharded_states(held.dense, held.expert, training_.states(), z, shard, edp);
+  ModelStates states = sharded_states(held.dense, held.expert, training_.states(), z, shard, edp);
+  if (training_.frozen_base()) {
+    // LoRA: the frozen base keeps its working copy only; the adapters keep every state
+    const StateBytes all = training_.states();
+    const RankParams adapters = stage_trainable_params(stage);
+    const ModelStates base = sharded_states(held.dense, held.expert, StateBytes{all.weights, 0, 0}, z, shard, edp);
+    const ModelStates trained = sharded_states(adapters.dense, adapters.expert, all, z, shard, edp);
+    states = {base.weights + trained.weights, trained.grads, trained.optimizer};
+  }
   m.weights = states.weights;
   m.grads = states.grads;
   m.optimizer = states.optimizer;
@@ -291,7 +349,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double grad_bytes = f.grad_reduce(training_.precision);
   double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
                                              : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;
-  double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, params * grad_bytes) : 0.0;
+  const double trained = training_.frozen_base() ? stage_trainable_params(stage).total() : params;
+  double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, trained * grad_bytes) : 0.0;
   if (z >= 3 && dp > 1)
     buckets = gathered_bytes(stage, params, grad_bytes);
   // FP8 weight copies (the recipe's cached casts) of the linear layers

@@ -45,6 +45,7 @@ struct OpCost {
   /// logits outside the layers.
   std::string part = {};
   double flops_backward = 0; ///< executed FLOPs, backward (data and weight gradients)
+  double adapter_params = 0; ///< a LoRA adapter's first GEMM: the adapter's parameters on this rank
 };
 
 enum class Pass { forward, backward, recompute };
@@ -242,6 +243,17 @@ public:
   /// The same, by how it is sharded; and of one layer (global index; MTP modules from layers).
   RankParams stage_rank_params(int stage, bool layers_only = false) const;
   RankParams layer_rank_params(int layer) const;
+  /// LoRA (training.lora): the adapters of transformer layer `layer` (global index; MTP modules
+  /// from layers), per rank: A whole and B split by TP beside a column-parallel layer (qkv, fc1),
+  /// A split and B whole beside a row-parallel one (proj, fc2); and their forward FLOPs per token
+  /// over the whole model (2 x rank x (in + out) each). Zero without LoRA.
+  struct Adapters {
+    double params = 0;
+    double flops_per_token = 0;
+  };
+  Adapters layer_adapters(int layer) const;
+  /// What one rank of `stage` trains: every parameter it holds, or under LoRA its adapters.
+  RankParams stage_trainable_params(int stage) const;
   MemoryBreakdown memory(int stage) const;
   /// Activations one transformer layer keeps for backward, per micro-batch.
   double layer_activation_bytes(bool moe = false) const;

@@ -159,7 +159,7 @@ double StepContext::sharded_params(int stage) const
   double sum = 0;
   for (const auto& u : units(stage))
     for (ParamPool p : kParamPools)
-      sum += pool_params(u, p) / shards(p);
+      sum += pool_trainable(u, p) / shards(p);
   return sum;
 }
 
@@ -367,6 +367,14 @@ void PipelineDriver::plan_units()
             ((!model.tied_embeddings || t_.pp > 1) ? static_cast<double>(model.vocab) * model.hidden / t : 0.0);
         units.push_back({"output", -1, c, out});
       }
+      // what trains: every parameter, or under LoRA a layer's adapters (its routed experts and
+      // the embedding and output layer frozen without one)
+      for (std::size_t k = static_cast<std::size_t>(slot.first_unit); k < units.size(); ++k) {
+        ParamUnit& u = units[k];
+        const bool frozen = t_.frozen_base();
+        u.trainable = !frozen ? u.params : u.layer >= 0 ? cost_.layer_adapters(u.layer).params : 0.0;
+        u.trainable_expert = frozen ? 0.0 : u.expert;
+      }
       slot.count = static_cast<int>(units.size()) - slot.first_unit;
       for (int k = slot.first_unit; k < static_cast<int>(units.size()); ++k)
         slot.fp8_linears += layers_->fp8_linears(units[static_cast<std::size_t>(k)]);
@@ -488,9 +496,10 @@ PerPos PipelineDriver::amax_reduction(int stage, const Slot& slot, const Pipelin
 
 void PipelineDriver::tied_embedding_reduction(std::vector<PerPos>& extra)
 {
-  // Tied embeddings across stages: the first and last stage sum their copies' gradients.
+  // Tied embeddings across stages: the first and last stage sum their copies' gradients (a
+  // frozen embedding has none).
   const int p = t_.pp;
-  if (!cost_.model().tied_embeddings || p == 1)
+  if (!cost_.model().tied_embeddings || p == 1 || t_.frozen_base())
     return;
   double bytes = static_cast<double>(cost_.model().vocab) * cost_.model().hidden / t_.tp * ctx_.grad_comm_bytes();
   Workload::Label label{Category::dp_comm, "embedding_grad_all_reduce", -1, -1};

@@ -33,6 +33,10 @@ struct ParamUnit {
   int chunk = 0;     ///< model chunk on this stage
   double params = 0; ///< per rank, after TP / EP sharding
   double expert = 0; ///< of `params`: the routed experts' (synchronised over the expert-data-parallel ranks)
+  /// What of it trains (all of it, or under LoRA the adapters): the gradients reduced and the
+  /// optimizer's share; the dense and the routed experts' parts.
+  double trainable = 0;
+  double trainable_expert = 0;
 };
 
 /// The two sets of parameters data parallelism synchronises apart (Megatron keeps a gradient
@@ -41,6 +45,10 @@ struct ParamUnit {
 enum class ParamPool { dense = 0, expert = 1 };
 inline constexpr ParamPool kParamPools[] = {ParamPool::dense, ParamPool::expert};
 inline double pool_params(const ParamUnit& u, ParamPool p) { return p == ParamPool::expert ? u.expert : u.params - u.expert; }
+inline double pool_trainable(const ParamUnit& u, ParamPool p)
+{
+  return p == ParamPool::expert ? u.trainable_expert : u.trainable - u.trainable_expert;
+}
 
 /// Gradient and parameter synchronisation across data-parallel replicas.
 class DataParallelStrategy {

@@ -24,6 +24,17 @@ const std::vector<std::string>& framework_names()
   return names;
 }
 
+const std::vector<std::string>& lora_target_names()
+{
+  static const std::vector<std::string> names{"qkv", "proj", "fc1", "fc2"};
+  return names;
+}
+
+bool Lora::targets_linear(const std::string& target) const
+{
+  return rank > 0 && std::find(targets.begin(), targets.end(), target) != targets.end();
+}
+
 const char* to_string(Recompute r)
 {
   return recompute_names()[static_cast<std::size_t>(r)].c_str();
@@ -184,6 +195,7 @@ const Section& training_section()
                     "algorithm of every collective: auto (NCCL's tuner), or NAME[/PROTOCOL] of `clustersim schema "
                     "collective-algorithm`"),
           K::section("state_bytes", "training.state_bytes", "bytes per parameter of the model states in memory"),
+          K::section("lora", "training.lora", "low-rank adapters trained on frozen base weights (fine-tuning)"),
       },
       training_hints()};
   return s;
@@ -199,6 +211,22 @@ const Section& overlap_section()
           K::boolean("grad_reduce", true, "gradient reduction in buckets during backward"),
           K::boolean("param_gather", true, "ZeRO parameter all-gather prefetched under compute"),
           K::boolean("tp_comm", false, "tensor-parallel collectives pipelined with their GEMMs (userbuffers)"),
+      }};
+  return s;
+}
+
+const Section& lora_section()
+{
+  using K = KeySpec;
+  static const Section s{
+      "training.lora",
+      "LoRA: every base weight frozen, low-rank adapters A (in x rank) and B (rank x out) trained on the "
+      "targeted linear layers (Megatron-Bridge's defaults)",
+      {
+          K::integer("rank", 32, 1, 1 << 16, "the adapters' inner dimension (Megatron-Bridge's dim)"),
+          K::list("targets", "linear layers given adapters: qkv, proj (attention), fc1, fc2 (dense MLP and shared "
+                             "experts); routed experts stay frozen without one")
+              .computed("[qkv, proj, fc1, fc2]"),
       }};
   return s;
 }
@@ -295,6 +323,27 @@ void read_state_bytes(SectionReader& r, TrainingSpec& t)
   if (sm.has("optimizer"))
     t.optimizer_state_bytes = sm.number("optimizer");
   sm.finish();
+}
+
+void read_lora(SectionReader& r, TrainingSpec& t)
+{
+  auto l = r.find("lora");
+  if (!l)
+    return;
+  SectionReader lr(*l, lora_section());
+  t.lora.rank = static_cast<int>(lr.integer("rank"));
+  if (auto list = lr.find("targets")) {
+    t.lora.targets.clear();
+    for (const auto& item : list->items()) {
+      std::string target = item.as_choice(lora_target_names(), "LoRA target");
+      if (std::find(t.lora.targets.begin(), t.lora.targets.end(), target) != t.lora.targets.end())
+        item.fail("'" + target + "' appears twice in targets", "each of qkv, proj, fc1, fc2 at most once");
+      t.lora.targets.push_back(target);
+    }
+    if (t.lora.targets.empty())
+      list->fail("LoRA without a target trains nothing", "one or more of qkv, proj, fc1, fc2");
+  }
+  lr.finish();
 }
 
 void read_order(SectionReader& r, TrainingSpec& t)
@@ -468,6 +517,7 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   if (r.has("bucket_size"))
     t.bucket_bytes = r.quantity("bucket_size");
   read_order(r, t);
+  read_lora(r, t);
   t.collective_algo = r.string("collective_algo");
   read_state_bytes(r, t);
   r.finish();

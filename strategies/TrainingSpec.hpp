@@ -33,6 +33,20 @@ struct Overlap {
   bool tp_comm = false;     ///< TP collectives overlapped with GEMMs (userbuffers)
 };
 
+/// Low-rank adapters trained on frozen base weights (LoRA, Hu et al. 2021, arXiv 2106.09685):
+/// each targeted linear layer W (in x out) gains A (in x rank) and B (rank x out), trained in 16
+/// bits with their own gradients and optimizer states; every base weight, the embedding and the
+/// output layer included, is frozen: no weight gradient, no gradient reduction, no optimizer state.
+/// Defaults: Megatron-Bridge's LoRA (NVIDIA-NeMo/Megatron-Bridge@2afd2d3
+/// src/megatron/bridge/peft/lora.py:82-85: target_modules linear_qkv, linear_proj, linear_fc1,
+/// linear_fc2; dim 32). Routed experts' linears carry no adapter here.
+struct Lora {
+  int rank = 0; ///< 0: no adapters, every weight trained
+  std::vector<std::string> targets{"qkv", "proj", "fc1", "fc2"};
+  bool targets_linear(const std::string& target) const;
+};
+const std::vector<std::string>& lora_target_names();
+
 struct TrainingSpec {
   int tp = 1;
   int pp = 1;
@@ -76,6 +90,7 @@ struct TrainingSpec {
   double moe_max_load = 0;        ///< stated max/mean expert-rank load (0: drawn)
   double moe_capacity_factor = 0; ///< tokens per expert rank capped at this x the mean (0: dropless)
   Overlap overlap;
+  Lora lora;
   /// Gradient / parameter bucket; 0 = the strategy's default (DDP: PyTorch's 25 MB; ZeRO:
   /// Megatron's distributed optimizer, max(40M, 1M x dp) parameters).
   double bucket_bytes = 0;
@@ -111,6 +126,9 @@ struct TrainingSpec {
   int shard_degree() const { return dp_shard > 0 ? dp_shard : dp; }
   int dp_replicate() const { return dp / shard_degree(); }
 
+  /// Whether the base weights are frozen (LoRA adapters are what trains).
+  bool frozen_base() const { return lora.rank > 0; }
+
   int model_parallel() const { return tp * pp * cp; }
   long long gpus() const { return static_cast<long long>(tp) * pp * cp * dp; }
   /// Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
@@ -125,6 +143,7 @@ using SourceMap = std::map<std::string, SourceLocation>;
 const Section& training_section();
 const Section& overlap_section();
 const Section& state_bytes_section();
+const Section& lora_section();
 
 /// Reads `training:`; `gpus` (from cluster) is checked against tp·pp·cp·dp and the layout
 /// against the model (LayoutRules), with the position of the offending key in every error.

@@ -156,6 +156,24 @@ TEST_CASE("vpp > 1 with a schedule that runs one chunk per stage is an error at 
   }
 }
 
+TEST_CASE("a LoRA section with a rank out of range or targets that are unknown, repeated or none is an error there")
+{
+  struct Case {
+    const char* training;
+    const char* col; ///< where the offending value starts
+    const char* what;
+  } cases[] = {
+      {"{dp: 8, lora: {rank: 0}}", ":4:32", "0 is out of range; valid: an integer from 1 to 65536"},
+      {"{dp: 8, lora: {targets: [qkv, mlp]}}", ":4:41", "unknown LoRA target 'mlp'"},
+      {"{dp: 8, lora: {targets: [qkv, qkv]}}", ":4:41", "'qkv' appears twice in targets"},
+      {"{dp: 8, lora: {targets: []}}", ":4:35", "LoRA without a target trains nothing"},
+  };
+  for (const Case& c : cases) {
+    const std::string f = experiment("lora.yaml", c.training);
+    expect_error("run " + f, f + c.col, c.what);
+  }
+}
+
 TEST_CASE("a data-parallel strategy and its shard groups that do not fit the layout are errors at the key")
 {
   struct Case {

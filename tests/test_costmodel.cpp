@@ -340,3 +340,67 @@ TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash atte
   CHECK(bytes(Precision::bf16, Recompute::selective) - bytes(Precision::fp8, Recompute::selective) ==
         doctest::Approx(T * (2 * h + f + h)));
 }
+
+TEST_CASE("LoRA: the frozen base keeps its working copy only, the adapters every state; a frozen weight's backward is "
+          "its data gradient, and the model FLOPs count it so")
+{
+  // Llama-2 70B on 8 H100 (tp 8), rank 16 adapters on the attention's qkv and output projections
+  const ModelSpec m = load_model_preset("llama2-70b", catalog().models_dir(), {});
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  TrainingSpec full;
+  full.frameworks = catalog().frameworks();
+  full.tp = 8;
+  full.sequence_parallel = true;
+  full.global_batch = 8;
+  full.recompute = Recompute::full;
+  TrainingSpec lora = full;
+  lora.lora.rank = 16;
+  lora.lora.targets = {"qkv", "proj"};
+  REQUIRE_FALSE(check_layout(lora, m, 8));
+  const CostModel base(m, full, gpu), tuned(m, lora, gpu);
+
+  // per layer and rank: qkv column-parallel r(h + (q + 2kv)/t), proj row-parallel r(q/t + h)
+  const double h = m.hidden, q = m.q_dim(), kv = m.kv_dim(), r = 16, t = 8;
+  const double per_layer = r * (h + (q + 2 * kv) / t) + r * (q / t + h);
+  CHECK(per_layer == 299008);
+  const double adapters = m.layers * per_layer;
+  CHECK(tuned.stage_trainable_params(0).total() == doctest::Approx(adapters).epsilon(1e-12));
+  const StateBytes b = lora.states();
+  const MemoryBreakdown mf = base.memory(0), ml = tuned.memory(0);
+  CHECK(ml.weights == doctest::Approx(mf.weights + adapters * b.weights).epsilon(1e-12));
+  CHECK(ml.grads == doctest::Approx(adapters * b.grads).epsilon(1e-12));
+  CHECK(ml.optimizer == doctest::Approx(adapters * b.optimizer).epsilon(1e-12));
+  CHECK(mf.grads == doctest::Approx(mf.weights / b.weights * b.grads).epsilon(1e-12));
+
+  // a frozen GEMM's backward is its data gradient; the adapters' GEMMs train in full
+  const BlockCost fa = base.attention_block(), la = tuned.attention_block();
+  int adapter_gemms = 0;
+  for (const OpCost& o : la.ops) {
+    if (o.kind != "gemm")
+      continue;
+    if (o.name.find("_lora_") != std::string::npos) {
+      ++adapter_gemms;
+      CHECK(o.flops_backward == doctest::Approx(2 * o.flops));
+      continue;
+    }
+    const bool activations = o.name.rfind("attention_", 0) == 0;
+    for (const OpCost& f : fa.ops)
+      if (f.name == o.name && f.flops == o.flops) {
+        CHECK(o.forward == f.forward);
+        CHECK(o.backward == doctest::Approx(activations ? f.backward : f.backward_data));
+        CHECK(o.flops_backward == doctest::Approx(activations ? f.flops_backward : f.flops));
+      }
+  }
+  CHECK(adapter_gemms == 4); // A and B beside qkv and beside proj
+  CHECK(tuned.mlp_block().backward < base.mlp_block().backward);
+  CHECK(tuned.embedding().backward == 0);
+
+  // model FLOPs: forward and data gradient of every weight (4 per parameter and token, 2 fewer
+  // than 6), the attention core's three passes, and 6 per adapter parameter and token
+  const double tokens = 8.0 * m.seq_len;
+  const double fwd = base.layers_forward_flops(8) + base.logits_forward_flops(8);
+  const double core = base.attention_core_flops_all(8, true);
+  const double adapter_flops = m.layers * 2 * r * ((h + q + 2 * kv) + (q + h)) * tokens;
+  CHECK(tuned.model_flops_per_step() == doctest::Approx(2 * fwd + core + 3 * adapter_flops).epsilon(1e-12));
+  CHECK(base.model_flops_per_step() == doctest::Approx(3 * fwd).epsilon(1e-12));
+}

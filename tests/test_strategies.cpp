@@ -301,6 +301,29 @@ TEST_CASE("HSDP: ZeRO-3 within groups of dp_shard replicas, each shard's gradien
   CHECK(hsdp.optimizer == doctest::Approx(zero3.optimizer).epsilon(1e-12));
 }
 
+TEST_CASE("LoRA: data parallelism reduces and the optimizer updates the adapters only")
+{
+  ExperimentSpec e = dp_experiment(16);
+  e.training.lora.rank = 8;
+  e.training.lora.targets = {"qkv", "fc2"};
+  CostModel cost(e.model, e.training, e.platform.node.gpu);
+  const Workload w = build_step(cost).workload;
+  double adapters = 0;
+  for (int l = 0; l < e.model.layers; ++l)
+    adapters += cost.layer_adapters(l).params;
+  // tp 1: A and B whole beside each layer: qkv h x 3h, fc2 4h x h
+  const double h = e.model.hidden;
+  CHECK(adapters == doctest::Approx(e.model.layers * 8 * ((h + 3 * h) + (4 * h + h))).epsilon(1e-12));
+  const double grad_bytes = e.training.traits().grad_reduce(e.training.precision);
+  CHECK(collective_bytes(w, Category::dp_comm, CollOp::all_reduce) ==
+        doctest::Approx(adapters * grad_bytes).epsilon(1e-9));
+  const RunMetrics m =
+      metrics_from_json(Json::parse(run_isolated([&] { return to_json(simulate(e, catalog())).dump(); })));
+  CHECK(m.breakdown.optimizer == doctest::Approx(cost.optimizer_seconds(adapters)).epsilon(1e-9));
+  CHECK(m.training.lora.rank == 8);
+  CHECK(m.training.lora.targets == std::vector<std::string>{"qkv", "fc2"});
+}
+
 TEST_CASE("event counts per rank follow the schedule")
 {
   ExperimentSpec e = dp_experiment(8);
@@ -427,6 +450,8 @@ TEST_CASE("a report crosses JSON without loss: every figure of the metric table 
   m.training.zero = 3;
   m.training.data_parallel = "hsdp";
   m.training.dp_shard = 4;
+  m.training.lora.rank = 8;
+  m.training.lora.targets = {"proj", "fc1"};
   m.training.schedule = "interleaved";
   m.training.sequence_parallel = true;
   m.training.recompute = Recompute::selective;

@@ -163,7 +163,7 @@ const Section& workload_section()
 std::vector<const Section*> all_sections()
 {
   return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &job_section(), &training_section(),
-          &overlap_section(),    &state_bytes_section(),   &baseline_section(),   &simulation_section(),
+          &overlap_section(),    &state_bytes_section(),   &lora_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &workload_section(),      &reliability_section(),   &reliability_fit_section(),
           &reliability_checkpoint_section(), &faults_section(), &straggler_section(), &link_fault_section(),
           &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),

@@ -27,6 +27,16 @@ int layers_per_virtual_stage(const ModelSpec& m, const TrainingSpec& t)
   return stages > 0 && m.layers % stages == 0 ? m.layers / stages : 0;
 }
 
+/// What a launch file without LoRA says of an experiment that trains adapters.
+std::string lora_unmapped(const TrainingSpec& t, const char* framework)
+{
+  std::string targets;
+  for (const auto& x : t.lora.targets)
+    targets += (targets.empty() ? "" : ", ") + x;
+  return "LoRA (rank " + std::to_string(t.lora.rank) + " on " + targets + "): no " + framework +
+         " option is written for it here, so this file trains every weight";
+}
+
 /// What a launch file without hybrid sharding says of an experiment that has it.
 std::string hybrid_unmapped(const TrainingSpec& t, const char* framework)
 {
@@ -126,6 +136,8 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
   }
   if (t.dp_replicate() > 1)
     notes.push_back(hybrid_unmapped(t, "Megatron-LM"));
+  if (t.frozen_base())
+    notes.push_back(lora_unmapped(t, "Megatron-LM"));
   if (t.zero == 1) {
     flag("use-distributed-optimizer");
   } else if (t.zero >= 2) {
@@ -207,6 +219,8 @@ std::string megatron_bridge_overrides(const ModelSpec& m, const TrainingSpec& t,
     unmapped += ", ZeRO-" + std::to_string(t.zero) + " (Megatron-FSDP)";
   if (t.dp_replicate() > 1)
     unmapped += ", hybrid sharding (" + t.data_parallel_name() + ")";
+  if (t.frozen_base())
+    unmapped += ", LoRA (the recipe's peft: LoRA(dim=" + std::to_string(t.lora.rank) + ", target_modules=...))";
   unmapped += std::string(", ") + to_string(t.precision) + " (the recipe's mixed_precision preset)";
   notes.push_back("Megatron-Bridge's mapping table does not name keys for" + unmapped.substr(1) +
                   ": set them in the recipe");
@@ -232,6 +246,8 @@ std::string torchtitan_toml(const ModelSpec& m, const TrainingSpec& t, std::vect
                     ": data parallelism written as FSDP (data_parallel_shard_degree), which also shards the weights");
   if (t.tp > 1 && !t.sequence_parallel)
     notes.push_back("torchtitan's tensor parallelism always shards the norms over the sequence (sequence parallel)");
+  if (t.frozen_base())
+    notes.push_back(lora_unmapped(t, "torchtitan"));
   o << "[training]\n";
   // without a pipeline a rank's batch is one micro-batch and the rest is gradient accumulation
   o << "local_batch_size = " << (t.pp > 1 ? t.global_batch / t.dp : t.micro_batch) << "\n";
@@ -288,6 +304,8 @@ std::string deepspeed_json(const TrainingSpec& t, std::vector<std::string>& note
     notes.push_back("DeepSpeed's pipeline engine runs with ZeRO stages 0 and 1 only");
   if (t.dp_replicate() > 1)
     notes.push_back(hybrid_unmapped(t, "DeepSpeed"));
+  if (t.frozen_base())
+    notes.push_back(lora_unmapped(t, "DeepSpeed"));
   return j.dump(2) + "\n";
 }
 
@@ -304,7 +322,10 @@ std::string experiment_yaml(const LaunchSpec& s)
   Json layout;
   put_layout(layout, &t);
   for (const LayoutField& f : layout_fields())
-    o << "  " << f.key << ": " << layout[f.key].dump() << "\n";
+    if (std::string(f.key).rfind("lora_", 0) != 0) // the layout's LoRA columns are the lora section
+      o << "  " << f.key << ": " << layout[f.key].dump() << "\n";
+  if (t.frozen_base())
+    o << "  lora: {rank: " << t.lora.rank << ", targets: " << nlohmann::json(t.lora.targets).dump() << "}\n";
   if (!t.pipeline_layout.empty())
     o << "  pipeline_layout: " << nlohmann::json(t.pipeline_layout).dump() << "\n";
   if (t.embedding_slot)

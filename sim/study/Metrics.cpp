@@ -207,6 +207,30 @@ const std::vector<LayoutField>& layout_fields()
          t.data_parallel = name == TrainingSpec::zero_strategy(t.zero) ? "" : name;
        }},
       plain<&T::dp_shard>("dp_shard", "replicas per shard group of a hybrid strategy (0: all of dp)"),
+      {"lora_rank", "LoRA adapters' rank (0: every weight trained)",
+       [](const TrainingSpec& t) { return Json(t.lora.rank); },
+       [](TrainingSpec& t, const Json& v) { t.lora.rank = v.get<int>(); }},
+      {"lora_targets", "linear layers with LoRA adapters, '+'-joined (empty without LoRA)",
+       [](const TrainingSpec& t) {
+         std::string s;
+         for (const auto& x : t.lora.targets)
+           s += (s.empty() ? "" : "+") + x;
+         return Json(t.frozen_base() ? s : "");
+       },
+       [](TrainingSpec& t, const Json& v) { // after lora_rank
+         const std::string s = v.get<std::string>();
+         if (s.empty())
+           return;
+         t.lora.targets.clear();
+         for (std::size_t at = 0; at <= s.size();) {
+           const std::size_t end = std::min(s.find('+', at), s.size());
+           const std::string x = s.substr(at, end - at);
+           if (std::find(lora_target_names().begin(), lora_target_names().end(), x) == lora_target_names().end())
+             throw std::invalid_argument(unknown_name("LoRA target", x, lora_target_names()));
+           t.lora.targets.push_back(x);
+           at = end + 1;
+         }
+       }},
       registered<&T::schedule, PipelineSchedule>("pipeline_schedule", "pipeline schedule"),
       plain<&T::sequence_parallel>("sequence_parallel", "Megatron sequence parallelism"),
       named<&T::recompute, recompute_names>("recompute", "activation recomputation"),

@@ -27,7 +27,7 @@ public:
     s.last_done = done;
     for (ParamPool p : kParamPools) {
       double& pending = s.pending[static_cast<int>(p)];
-      pending += pool_params(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
+      pending += pool_trainable(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
       if (ctx.training().overlap.grad_reduce && pending >= bucket(ctx))
         flush(ctx, stage, p, pending);
     }
@@ -48,7 +48,7 @@ public:
           deps[i].push_back(last[i]);
     double params = 0;
     for (const auto& u : ctx.units(stage))
-      params += u.params;
+      params += u.trainable;
     ctx.compute(stage, ctx.cost().optimizer_seconds(params), {Category::optimizer, "optimizer_step", -1, -1}, deps);
   }
 

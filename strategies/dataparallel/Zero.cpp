@@ -88,7 +88,7 @@ public:
     const bool per_unit = zero_ == 3 && !ctx.training().traits().sharded.per_tensor;
     for (ParamPool p : kParamPools) {
       double& pending = s.pending[static_cast<int>(p)];
-      pending += pool_params(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
+      pending += pool_trainable(ctx.units(stage)[static_cast<std::size_t>(unit)], p) * ctx.grad_comm_bytes();
       if (pending > 0 &&
           (per_unit || (ctx.training().overlap.grad_reduce && pending >= bucket(ctx, ctx.grad_comm_bytes()))))
         flush(ctx, stage, p, pending);
@@ -121,7 +121,7 @@ public:
         continue;
       double total = 0;
       for (const auto& u : ctx.units(stage))
-        total += pool_params(u, p) * ctx.param_comm_bytes();
+        total += pool_trainable(u, p) * ctx.param_comm_bytes();
       while (total > 0) {
         double b = std::min(bucket(ctx, ctx.param_comm_bytes()), total);
         total -= b;
@@ -199,7 +199,7 @@ private:
     int index = 0;
     const double limit = bucket(ctx, ctx.param_comm_bytes());
     for (const auto& u : ctx.units(stage)) {
-      double bytes = pool_params(u, p) * ctx.param_comm_bytes();
+      double bytes = pool_trainable(u, p) * ctx.param_comm_bytes();
       if (acc > 0 && acc + bytes > limit) {
         g.bytes.push_back(acc);
         acc = 0;
