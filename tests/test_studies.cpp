@@ -400,3 +400,31 @@ TEST_CASE("study fabric-planes: DeepSeek-V3 on 2,048 H800 takes one step on eigh
   CHECK(step.at({"fat-tree", "ecmp"}) > 1.005 * step.at({"rail-optimized", "ecmp"}));
   CHECK(step.at({"fat-tree", "ecmp"}) > 1.005 * step.at({"fat-tree", "ideal"}));
 }
+
+TEST_CASE("study hsdp-scale: sharding over every replica falls off at 4,096 GPUs, sharding within a node does not, "
+          "for more memory")
+{
+  Study s = run_study("hsdp-scale", {"scaling", "breakdown", "memory"});
+  REQUIRE(s.rows.size() == 8);
+  std::map<std::pair<std::string, int>, const json*> at;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    CHECK(r.at("framework") == "torchtitan");
+    at[{r.at("data_parallel").get<std::string>(), r.at("gpus").get<int>()}] = &r;
+  }
+  const json& z64 = *at.at({"zero3", 64});
+  const json& z4k = *at.at({"zero3", 4096});
+  const json& h64 = *at.at({"hsdp", 64});
+  const json& h4k = *at.at({"hsdp", 4096});
+  CHECK(h64.at("dp_shard") == 8);
+  CHECK(z64.at("dp_shard") == 0);
+  // full sharding: a small edge on one node's worth of nodes, half the efficiency at 4,096
+  CHECK(num(z64, "step_time_s") <= num(h64, "step_time_s"));
+  CHECK(num(z4k, "scaling_efficiency") < 0.7);
+  CHECK(num(z4k, "exposed_dp_s") > 10 * num(h4k, "exposed_dp_s"));
+  // hybrid: the step at 4,096 within 1 % of the step at 64, for more memory per GPU
+  CHECK(num(h4k, "step_time_s") < 1.01 * num(h64, "step_time_s"));
+  CHECK(num(h4k, "scaling_efficiency") > 0.95);
+  CHECK(num(h64, "peak_bytes") > num(z64, "peak_bytes"));
+  CHECK(num(h4k, "peak_bytes") == num(h64, "peak_bytes"));
+}
