@@ -241,8 +241,11 @@ std::optional<LayoutViolation> zero_with_pipeline(const TrainingSpec& t, const M
 {
   if (t.zero < 2 || t.pp == 1 || shards_with_pipeline(t.framework))
     return std::nullopt;
-  return broken("zero", "ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)",
-                "zero " + s(t.zero) + " with pp " + s(t.pp) + ": " + to_string(t.framework) +
+  const bool named = !t.data_parallel.empty(); // the strategy the user named, else its shorthand
+  return broken(named ? "data_parallel" : "zero",
+                "ZeRO-2/3 with pipeline parallelism (Megatron, DeepSpeed do not combine them)",
+                (named ? "data_parallel " + t.data_parallel + " (zero " + s(t.zero) + ")" : "zero " + s(t.zero)) +
+                    " with pp " + s(t.pp) + ": " + to_string(t.framework) +
                     " does not shard gradients or parameters across a pipeline's replicas",
                 "zero 0 or 1 with pp > 1, or framework torchtitan or automodel (FSDP2 per pipeline stage)");
 }

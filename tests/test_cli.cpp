@@ -129,6 +129,16 @@ TEST_CASE("a setting the layout ignores is one warning line, and the run goes on
   auto [c, ddp] = warnings("{tp: 1, dp: 8, global_batch: 8, overlap: {param_gather: true}}");
   CHECK(ddp.find("warning: training.overlap.param_gather has no effect with zero 0") != std::string::npos);
   CHECK(warnings("{tp: 1, dp: 8, zero: 1, global_batch: 8, overlap: {param_gather: true}}").second.empty());
+  // a schedule or a strategy the named framework does not run is simulated as written, and said
+  auto [d, bfs] = warnings("{tp: 1, pp: 2, vpp: 2, dp: 4, global_batch: 8, pipeline_schedule: looped-bfs}");
+  CHECK(bfs == d + ":4:77: warning: training.pipeline_schedule looped-bfs is not a schedule megatron runs; the step "
+                   "is simulated with it as written\n");
+  CHECK(warnings("{tp: 1, pp: 2, vpp: 2, dp: 4, global_batch: 8, pipeline_schedule: looped-bfs, framework: "
+                 "torchtitan}")
+            .second.empty());
+  auto [f, hsdp] = warnings("{tp: 1, dp: 8, global_batch: 8, data_parallel: hsdp, dp_shard: 4}");
+  CHECK(hsdp.find("warning: training.data_parallel hsdp: megatron has no hybrid sharding here") != std::string::npos);
+  CHECK(warnings("{tp: 1, dp: 8, global_batch: 8, data_parallel: hsdp, dp_shard: 4, framework: fsdp}").second.empty());
 }
 
 TEST_CASE("a default that moves the answer is printed with its origin: flash attention as the framework runs it")

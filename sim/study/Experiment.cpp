@@ -1,6 +1,9 @@
 #include "Experiment.hpp"
 #include "ChakraWorkload.hpp"
 #include "Framework.hpp"
+#include "LayoutRules.hpp"
+#include "PipelineSchedule.hpp"
+#include "StepBuilder.hpp"
 
 #include "collectives/CollectiveAlgorithm.hpp"
 #include "PlotSpec.hpp"
@@ -419,6 +422,16 @@ std::vector<ConfigWarning> experiment_warnings(const ExperimentSpec& e)
     warn("overlap.grad_reduce", std::string("has no effect with zero 3 under ") + to_string(t.framework) +
                                     "; it reduce-scatters each unit's gradients when the unit's backward ends "
                                     "(FSDP), whatever overlap says");
+  // a choice the named framework does not make: simulated as written, said
+  const bool megatron = t.framework == Framework::megatron || t.framework == Framework::megatron_deepspeed;
+  if (written("pipeline_schedule") && t.pp > 1 && megatron &&
+      !ScheduleRegistry::instance().shared(t.schedule).in_megatron())
+    warn("pipeline_schedule", t.schedule + " is not a schedule " + to_string(t.framework) +
+                                  " runs; the step is simulated with it as written");
+  if (written("data_parallel") && data_parallel_strategy(t).hybrid() && !shards_hybrid(t.framework))
+    warn("data_parallel", t.data_parallel + ": " + to_string(t.framework) +
+                              " has no hybrid sharding here (torchtitan, automodel and fsdp do); the step is "
+                              "simulated with it as written");
   return out;
 }
 
