@@ -1,4 +1,4 @@
-#include "Breakdown.hpp"
+#include "sim/Breakdown.hpp"
 
 #include <algorithm>
 

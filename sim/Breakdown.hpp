@@ -7,8 +7,8 @@
 /// to bubble. A gap after the next compute task was ready is host-bound: the GPU waited for the
 /// host to issue it. By construction the terms sum to the step time.
 
-#include "ExecutionResult.hpp"
-#include "Workload.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "strategies/workload/Workload.hpp"
 
 namespace clustersim {
 

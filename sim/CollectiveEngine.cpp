@@ -1,6 +1,6 @@
-#include "CollectiveEngine.hpp"
+#include "sim/CollectiveEngine.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <limits>

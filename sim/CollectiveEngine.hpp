@@ -14,10 +14,10 @@
 /// latencies (exact on uncontended links, which is what a tuner assumes). Plans are cached per
 /// (operation, group, bytes, algorithm).
 
-#include "ClusterGraph.hpp"
-#include "Protocols.hpp"
-#include "Workload.hpp"
-#include "collectives/CollectiveAlgorithm.hpp"
+#include "sim/Protocols.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <deque>
 #include <map>

@@ -1,6 +1,6 @@
-#include "EventEngine.hpp"
+#include "sim/EventEngine.hpp"
 
-#include "ExclusiveLinks.hpp"
+#include "sim/ExclusiveLinks.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -17,10 +17,10 @@
 /// same on-wire byte counts. The SimGrid executor stays the reference: tests/test_engines.cpp
 /// holds both to the same step and the same task ends.
 
-#include "CollectiveEngine.hpp"
-#include "ExecutionResult.hpp"
-#include "MaxMinNetwork.hpp"
-#include "Workload.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "sim/MaxMinNetwork.hpp"
+#include "strategies/workload/Workload.hpp"
 
 namespace clustersim {
 

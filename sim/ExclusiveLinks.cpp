@@ -1,4 +1,4 @@
-#include "ExclusiveLinks.hpp"
+#include "sim/ExclusiveLinks.hpp"
 
 #include <unordered_map>
 

@@ -5,9 +5,9 @@
 /// delay of that time instead of flows (exact). Latency-bound calls (ExecPlan::latency_bound)
 /// run as delays too and load no resource here.
 
-#include "ClusterGraph.hpp"
-#include "CollectiveEngine.hpp"
-#include "Workload.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-#include "ExecutionResult.hpp"
+#include "sim/ExecutionResult.hpp"
 
 #include <algorithm>
 #include <stdexcept>

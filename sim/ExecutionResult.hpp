@@ -4,7 +4,7 @@
 /// when the host issued it, and the check that every task ran. No engine's headers: the code
 /// that reads a run (breakdown, trace, network load) does not see SimGrid.
 
-#include "Workload.hpp"
+#include "strategies/workload/Workload.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "MaxMinNetwork.hpp"
+#include "sim/MaxMinNetwork.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -20,7 +20,7 @@
 /// Either way the result is the max-min allocation of all flows (tests/test_engines.cpp holds
 /// it to closed forms and to SimGrid).
 
-#include "InlineVector.hpp"
+#include "strategies/workload/InlineVector.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "NetworkLoad.hpp"
+#include "sim/NetworkLoad.hpp"
 
 #include <algorithm>
 #include <map>

@@ -6,10 +6,10 @@
 /// delays, move none. In a folded step only the simulated ranks' links carry traffic; their
 /// mirrors' carry the same.
 
-#include "ClusterGraph.hpp"
-#include "CollectiveEngine.hpp"
-#include "ExecutionResult.hpp"
-#include "Workload.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
-#include "Protocols.hpp"
+#include "sim/Protocols.hpp"
 
-#include "Registry.hpp"
-#include "Suggest.hpp"
+#include "topology/config/Registry.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 

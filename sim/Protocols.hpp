@@ -4,7 +4,7 @@
 /// it supports (ll, ll128, simple, and nvls for NVLink SHARP): the latency an algorithm step
 /// costs, the achievable fraction of the link bandwidth, and a per-call base latency.
 
-#include "Yaml.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <map>
 #include <string>

@@ -1,4 +1,4 @@
-#include "Timeline.hpp"
+#include "sim/Timeline.hpp"
 
 #include <algorithm>
 #include <map>

@@ -9,9 +9,9 @@
 /// exactly these delays); where links are shared it is a lower bound on communication time.
 /// The planner ranks layouts with it; `simulation: {mode: analytic}` reports it.
 
-#include "CollectiveEngine.hpp"
-#include "ExecutionResult.hpp"
-#include "Workload.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "strategies/workload/Workload.hpp"
 
 namespace clustersim {
 

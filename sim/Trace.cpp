@@ -1,6 +1,6 @@
-#include "Trace.hpp"
+#include "sim/Trace.hpp"
 
-#include "Breakdown.hpp"
+#include "sim/Breakdown.hpp"
 
 #include <nlohmann/json.hpp>
 

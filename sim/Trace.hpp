@@ -6,9 +6,9 @@
 /// simulated ranks appear (the metadata says so). A transfer between two traced streams is also
 /// a flow event ("s" at the send's start, "f" at the receive's end) that viewers draw as an arrow.
 
-#include "ClusterGraph.hpp"
-#include "ExecutionResult.hpp"
-#include "Workload.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <cstdint>
 #include <string>

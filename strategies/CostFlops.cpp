@@ -1,6 +1,6 @@
 // The FLOPs of the model per step: forward and backward of every layer, attention and logits
 // (model FLOPs), plus what recomputation redoes (hardware FLOPs); Narayanan et al. 2021.
-#include "CostModel.hpp"
+#include "strategies/CostModel.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 // element-wise kernels by their HBM bytes as the framework's kernel set launches them, the FP8
 // recipe's cast kernels, flash attention by its published throughput at the layer's shape,
 // every kernel with its launch gap.
-#include "CostModel.hpp"
-#include "MoeDispatcher.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 #include <algorithm>
 #include <cmath>

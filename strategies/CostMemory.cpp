@@ -1,8 +1,8 @@
 // The memory one GPU holds at its peak: model states (ZeRO-sharded), activations of the
 // micro-batches its pipeline schedule keeps in flight, buffers and the runtime's reserve.
-#include "CostModel.hpp"
+#include "strategies/CostModel.hpp"
 
-#include "PipelineSchedule.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "CostModel.hpp"
+#include "strategies/CostModel.hpp"
 
-#include "Hash.hpp"
+#include "topology/Hash.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -14,10 +14,10 @@
 /// activation, dropout, residual, optimizer) by bytes over achievable HBM bandwidth; flash
 /// attention by its executed FLOPs over peak × attention efficiency.
 
-#include "GpuSpec.hpp"
-#include "ModelSpec.hpp"
-#include "PipelineLayout.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/PipelineLayout.hpp"
+#include "strategies/TrainingSpec.hpp"
+#include "topology/GpuSpec.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
-#include "Framework.hpp"
+#include "strategies/Framework.hpp"
 
-#include "Suggest.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <stdexcept>

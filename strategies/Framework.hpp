@@ -5,8 +5,8 @@
 /// and reduces the model states, its buckets, and how it runs ZeRO-3 / FSDP. The cost model and
 /// the data-parallel strategies read these; nothing here multiplies a time.
 
-#include "GpuSpec.hpp"
-#include "Schema.hpp"
+#include "topology/GpuSpec.hpp"
+#include "topology/config/Schema.hpp"
 
 #include <map>
 #include <memory>

@@ -2,9 +2,9 @@
 // pipeline stage: Megatron tensor parallelism (column/row-parallel GEMMs, all-reduces or, with
 // sequence parallelism, all-gather / reduce-scatter pairs), ring-attention context parallelism,
 // recomputation, and the data-parallel strategy's hooks around each unit.
-#include "LayerEmitter.hpp"
+#include "strategies/LayerEmitter.hpp"
 
-#include "MoeDispatcher.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 /// projection) for one micro-batch on one pipeline stage, forward or backward; the pipeline
 /// driver (StepBuilder.cpp) decides the order. Internal to strategies/.
 
-#include "StepBuilder.hpp"
+#include "strategies/StepBuilder.hpp"
 
 #include <initializer_list>
 #include <vector>

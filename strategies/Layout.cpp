@@ -1,4 +1,4 @@
-#include "Layout.hpp"
+#include "strategies/Layout.hpp"
 
 namespace clustersim {
 

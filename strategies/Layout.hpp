@@ -3,7 +3,7 @@
 /// nested innermost first (default tp, cp, dp, pp: TP inside a node, PP outermost), so
 /// rank = tp_i + tp·(cp_i + cp·(dp_i + dp·pp_i)) by default. Ranks are GPU ids.
 
-#include "TrainingSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,9 +1,9 @@
-#include "LayoutRules.hpp"
+#include "strategies/LayoutRules.hpp"
 
-#include "PipelineLayout.hpp"
-#include "PipelineSchedule.hpp"
-#include "StepBuilder.hpp"
-#include "Workload.hpp"
+#include "strategies/PipelineLayout.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "strategies/workload/Workload.hpp"
 
 #include <vector>
 

@@ -9,8 +9,8 @@
 /// torchtitan's FSDP2 composes with its pipeline schedules). What is legal but never better
 /// (GPipe where 1F1B fits) is the planner's dominance, not a rule.
 
-#include "ModelSpec.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
-#include "ModelSpec.hpp"
+#include "strategies/ModelSpec.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <map>

@@ -5,8 +5,8 @@
 /// Face `config.json` (Llama, Mistral, Qwen2/3, Gemma 2/3, GPT-2, GPT-NeoX, OPT, BLOOM field names;
 /// the MoE ones of DeepSeek, Kimi K2, Qwen-MoE, Mixtral and gpt-oss).
 
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <string>
 #include <vector>

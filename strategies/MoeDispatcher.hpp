@@ -4,7 +4,7 @@
 /// token_dispatcher.py). A dispatcher is one file and one CMake line: the step builder, the cost
 /// model, the planner's exchange floor and the launch files ask the class what it does.
 
-#include "Registry.hpp"
+#include "topology/config/Registry.hpp"
 
 namespace clustersim {
 

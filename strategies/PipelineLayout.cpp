@@ -1,4 +1,4 @@
-#include "PipelineLayout.hpp"
+#include "strategies/PipelineLayout.hpp"
 
 #include <cctype>
 #include <stdexcept>

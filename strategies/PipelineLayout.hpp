@@ -16,8 +16,8 @@
 ///
 /// Virtual stage g runs on pipeline rank g % pp, as chunk g / pp.
 
-#include "ModelSpec.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
 
 #include <optional>
 #include <string>

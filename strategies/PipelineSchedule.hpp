@@ -5,7 +5,7 @@
 /// CMake line: the layout rules, the memory model, the step builder, the planner and the launch
 /// files ask the registered class, never its name.
 
-#include "Registry.hpp"
+#include "topology/config/Registry.hpp"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
-#include "StepBuilder.hpp"
+#include "strategies/StepBuilder.hpp"
 
-#include "LayerEmitter.hpp"
+#include "strategies/LayerEmitter.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -9,10 +9,10 @@
 /// zero2, zero3, hsdp; registered by name) adds gradient reduction, parameter gathers and the
 /// optimizer step. Ranks are placed by `Layout`.
 
-#include "CostModel.hpp"
-#include "Layout.hpp"
-#include "PipelineSchedule.hpp"
-#include "Workload.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/Layout.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/workload/Workload.hpp"
 
 #include <memory>
 #include <string>

@@ -1,11 +1,11 @@
-#include "TrainingSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
 
-#include "LayoutRules.hpp"
-#include "ModelSpec.hpp"
-#include "MoeDispatcher.hpp"
-#include "PipelineSchedule.hpp"
-#include "StepBuilder.hpp"
-#include "Suggest.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/MoeDispatcher.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 

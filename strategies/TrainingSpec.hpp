@@ -4,10 +4,10 @@
 /// Key names follow the validation schema (`experiments/validation/README.md`); the table of
 /// keys, defaults and bounds is `training_section()`.
 
-#include "Framework.hpp"
-#include "GpuSpec.hpp"
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "strategies/Framework.hpp"
+#include "topology/GpuSpec.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <map>
 #include <memory>

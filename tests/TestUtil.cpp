@@ -1,4 +1,4 @@
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers shared by the tests: temporary files, running the clustersim binary, the catalog.
 
-#include "Catalog.hpp"
+#include "sim/study/Catalog.hpp"
 
 #include <string>
 

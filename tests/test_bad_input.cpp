@@ -2,7 +2,7 @@
 // ...; valid: ...`), exit 2, nothing on stdout and nothing written: one test per defect found by
 // feeding the parsers wrong, hostile and huge inputs, each with its reproduction. A few were
 // valid inputs wrongly refused; those must run.
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,16 +1,16 @@
 // Chakra execution traces: the wire format, a step written as traces and read back, the
 // experiment that runs them, and traces that are malformed or do not fit together.
-#include "ChakraTrace.hpp"
-#include "ChakraWorkload.hpp"
-#include "ClusterGraph.hpp"
-#include "CollectiveEngine.hpp"
-#include "CostModel.hpp"
-#include "EventEngine.hpp"
-#include "Experiment.hpp"
-#include "ProtoWire.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
-#include "Yaml.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/EventEngine.hpp"
+#include "sim/study/ChakraWorkload.hpp"
+#include "sim/study/Experiment.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "strategies/workload/chakra/ChakraTrace.hpp"
+#include "strategies/workload/chakra/ProtoWire.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // The command line as users drive it.
-#include "Suggest.hpp"
-#include "TestUtil.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 // Collectives on the simulated network against closed forms.
-#include "CollectiveBench.hpp"
-#include "CollectiveEngine.hpp"
-#include "Isolated.hpp"
-#include "TestUtil.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/simgrid/CollectiveBench.hpp"
+#include "sim/study/Isolated.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,10 @@
 // Every class of configuration error: the message names FILE:LINE:COL, says what is wrong
 // and what is valid.
-#include "ClusterGraph.hpp"
-#include "ConfigError.hpp"
-#include "Experiment.hpp"
-#include "Protocols.hpp"
-#include "TestUtil.hpp"
+#include "sim/Protocols.hpp"
+#include "sim/study/Experiment.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <doctest/doctest.h>
 

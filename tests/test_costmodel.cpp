@@ -1,8 +1,8 @@
 // The transformer cost model against closed forms.
-#include "CostModel.hpp"
-#include "LayoutRules.hpp"
-#include "PipelineSchedule.hpp"
-#include "TestUtil.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 
@@ -66,7 +66,7 @@ TEST_CASE("a large aligned GEMM runs at peak x the GPU's GEMM efficiency")
   CHECK(c.gemm_seconds(m, n, k) == doctest::Approx(2 * m * n * k / (312e12 * eff)));
 }
 
-#include "Yaml.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <cmath>
 
@@ -341,7 +341,7 @@ TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash atte
         doctest::Approx(T * (2 * h + f + h)));
 }
 
-TEST_CASE("LoRA: the frozen base keeps its working copy only, the adapters every state; a frozen weight's backward is "
+TEST_CASE("LoRA: the frozen base keeps its working copy only, the adapters every state, a frozen weight's backward is "
           "its data gradient, and the model FLOPs count it so")
 {
   // Llama-2 70B on 8 H100 (tp 8), rank 16 adapters on the attention's qkv and output projections

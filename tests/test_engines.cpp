@@ -1,17 +1,17 @@
 // The event engine against closed-form max-min sharing and against SimGrid's actors (the
 // reference): the same step, every task ending at the same instant.
-#include "CostModel.hpp"
-#include "EventEngine.hpp"
-#include "StepBuilder.hpp"
-#include "Experiment.hpp"
-#include "Isolated.hpp"
-#include "MaxMinNetwork.hpp"
-#include "Metrics.hpp"
-#include "Random.hpp"
-#include "Simulation.hpp"
-#include "Validation.hpp"
-#include "TestUtil.hpp"
-#include "Yaml.hpp"
+#include "sim/EventEngine.hpp"
+#include "sim/MaxMinNetwork.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Metrics.hpp"
+#include "sim/study/Random.hpp"
+#include "sim/study/Simulation.hpp"
+#include "sim/study/Validation.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <nlohmann/json.hpp>
 

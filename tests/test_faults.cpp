@@ -1,6 +1,6 @@
 // Faults simulated in the step: stragglers (the DP closed form), jitter, degraded and failed
 // links (a spine down halves the bandwidth across leaves), and bad fault input.
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

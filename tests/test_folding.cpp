@@ -1,11 +1,11 @@
 // Folding symmetric replicas into one simulated rank per stage is exact where replicas cannot
 // contend, and refused where they can; contention-free collectives run as exact delays.
-#include "Isolated.hpp"
-#include "Executor.hpp"
-#include "SimPlatform.hpp"
-#include "Simulation.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
+#include "sim/simgrid/Executor.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Simulation.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

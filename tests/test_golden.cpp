@@ -1,7 +1,7 @@
 // Golden outputs: the exact text or JSON of the reports users read and scripts parse. A change
 // to any of them is either a regression or deliberate; a deliberate one rewrites the file with
 // scripts/update-golden.sh and says why in the commit.
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // Goodput of a training run: the closed form against hand calculations, the Young/Daly optimum,
 // the Monte-Carlo band (deterministic under a seed, centred on the closed form), spares, the
 // Llama 3 window, and bad input.
-#include "Goodput.hpp"
-#include "TestUtil.hpp"
+#include "sim/study/Goodput.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 // Hardware and layouts as users have them: GPUs and transports described in a platform file,
 // published pipeline layouts, and validation files that report every case.
-#include "ModelSpec.hpp"
-#include "PipelineLayout.hpp"
-#include "TestUtil.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/PipelineLayout.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

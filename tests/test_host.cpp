@@ -1,19 +1,19 @@
 // The host as a resource: a rank's CPU issues its compute kernels in order, each costing its
 // framework op's host time; host synchronisations stop it running ahead; CUDA graphs replace
 // the launches they capture. Closed forms on every engine, and what the step builder emits.
-#include "Breakdown.hpp"
-#include "CollectiveEngine.hpp"
-#include "CostModel.hpp"
-#include "EventEngine.hpp"
-#include "Executor.hpp"
-#include "Experiment.hpp"
-#include "Isolated.hpp"
-#include "SimPlatform.hpp"
-#include "Simulation.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
-#include "Timeline.hpp"
-#include "Yaml.hpp"
+#include "sim/Breakdown.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/EventEngine.hpp"
+#include "sim/Timeline.hpp"
+#include "sim/simgrid/Executor.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Simulation.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,13 +2,13 @@
 // published 260 GFLOP per token), the dispatch and combine all-to-alls of every MoE layer and
 // the bytes they move, expert-parallel groups as Megatron folds them, the step time an uneven
 // expert load adds, memory sharded by EP, and the HF import of MoE configs.
-#include "CollectiveEngine.hpp"
-#include "CostModel.hpp"
-#include "Layout.hpp"
-#include "LayoutRules.hpp"
-#include "MoeDispatcher.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/Layout.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/MoeDispatcher.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

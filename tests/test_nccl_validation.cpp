@@ -1,10 +1,10 @@
 // Collective bandwidth against the published nccl-tests measurements in
 // experiments/validation/nccl_busbw.yaml: large messages within 10 %, the curve's shape
 // (from 1 MiB up) within 25 %.
-#include "CollectiveBench.hpp"
-#include "Isolated.hpp"
-#include "TestUtil.hpp"
-#include "Yaml.hpp"
+#include "sim/simgrid/CollectiveBench.hpp"
+#include "sim/study/Isolated.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <nlohmann/json.hpp>
 

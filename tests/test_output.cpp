@@ -1,8 +1,8 @@
 // A command's output files are published as a set (sim/app/Output.hpp): a new directory by one
 // rename, an existing one under its lock after a journal, so that a crash between two renames
 // never leaves a new file beside an old one once the directory is next written or read.
-#include "Output.hpp"
-#include "TestUtil.hpp"
+#include "sim/app/Output.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

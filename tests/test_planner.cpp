@@ -1,16 +1,15 @@
 // The contention-free Timeline and the planner built on it.
-#include "ClusterGraph.hpp"
-#include "CollectiveEngine.hpp"
-#include "Isolated.hpp"
-#include "LaunchConfig.hpp"
-#include "Planner.hpp"
-#include "Validation.hpp"
-#include "Executor.hpp"
-#include "SimPlatform.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
-#include "Timeline.hpp"
-#include "Validation.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/Timeline.hpp"
+#include "sim/simgrid/Executor.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/LaunchConfig.hpp"
+#include "sim/study/Planner.hpp"
+#include "sim/study/Validation.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <nlohmann/json.hpp>
 

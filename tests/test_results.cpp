@@ -1,7 +1,7 @@
 // Sweeps, shards and merge, traces and figures: what users take away from a run.
-#include "TestUtil.hpp"
-#include "PlotSpec.hpp"
-#include "Suggest.hpp"
+#include "sim/study/PlotSpec.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,11 +1,11 @@
 // The tables of configuration keys and the registries: one place for each rule, and the
 // documents that list them generated from it.
-#include "collectives/CollectiveAlgorithm.hpp"
-#include "Experiment.hpp"
-#include "PipelineSchedule.hpp"
-#include "Registry.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
+#include "sim/study/Experiment.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Registry.hpp"
 
 #include <doctest/doctest.h>
 

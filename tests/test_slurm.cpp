@@ -1,7 +1,7 @@
 // run --slurm without a Slurm cluster: the scripts a dry run prints, the flags it refuses, and
 // the messages where Slurm is missing. tests/slurm/test_slurm.sh runs it on a real Slurm.
-#include "Slurm.hpp"
-#include "TestUtil.hpp"
+#include "sim/app/Slurm.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,15 +1,15 @@
 // Strategies emit the tasks their closed forms predict; executed, the compute stream runs
 // exactly what the cost model priced.
-#include "CollectiveBench.hpp"
-#include "CostModel.hpp"
-#include "Experiment.hpp"
-#include "Yaml.hpp"
-#include "Isolated.hpp"
-#include "LayoutRules.hpp"
-#include "Metrics.hpp"
-#include "Simulation.hpp"
-#include "StepBuilder.hpp"
-#include "TestUtil.hpp"
+#include "sim/simgrid/CollectiveBench.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Metrics.hpp"
+#include "sim/study/Simulation.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <cmath>
 #include <map>
@@ -93,10 +93,10 @@ TEST_CASE("DDP reduces 2(N-1)/N x params x gradient bytes per step, in buckets")
   CHECK(buckets <= static_cast<std::size_t>(e.model.total_params() * grad_bytes / 25e6) + 1);
 }
 
-#include "Breakdown.hpp"
-#include "CollectiveEngine.hpp"
-#include "Executor.hpp"
-#include "SimPlatform.hpp"
+#include "sim/Breakdown.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/simgrid/Executor.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
 
 #include <fstream>
 

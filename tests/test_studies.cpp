@@ -1,6 +1,6 @@
 // The studies in experiments/ run end to end with one command each, produce their figures, and
 // still say what docs/studies.md says they say (the claims are asserted, not the digits).
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
 
 #include <nlohmann/json.hpp>
 

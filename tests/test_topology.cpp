@@ -1,8 +1,8 @@
 // Cluster graphs: facts, routes, exports.
-#include "BillOfMaterials.hpp"
-#include "ClusterGraph.hpp"
-#include "TestUtil.hpp"
-#include "TopologyFacts.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/BillOfMaterials.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/TopologyFacts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -41,9 +41,9 @@ TEST_CASE("dgx-h100 at 1024 GPUs: the datasheet arithmetic")
   CHECK(f.bisection_bandwidth == doctest::Approx(512 * 50e9)); // non-blocking: half the GPUs at line rate
 }
 
-#include "CollectiveBench.hpp"
-#include "Exporters.hpp"
-#include "Isolated.hpp"
+#include "sim/simgrid/CollectiveBench.hpp"
+#include "sim/study/Isolated.hpp"
+#include "topology/Exporters.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>

@@ -1,5 +1,5 @@
-#include "Suggest.hpp"
-#include "Units.hpp"
+#include "topology/config/Suggest.hpp"
+#include "topology/config/Units.hpp"
 
 #include <doctest/doctest.h>
 

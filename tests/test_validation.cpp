@@ -1,6 +1,6 @@
 // clustersim validate on the published runs: accuracy as a regression-tested property.
-#include "TestUtil.hpp"
-#include "Yaml.hpp"
+#include "tests/TestUtil.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // vertex's ports are the cables of its network links (a link bundling parallel cables under
 // ideal routing counts its lanes), and each physical link is the arc pair's lower id.
 
-#include "BillOfMaterials.hpp"
+#include "topology/BillOfMaterials.hpp"
 
 #include <algorithm>
 #include <array>

@@ -4,7 +4,7 @@
 /// and the ports the job's cabling uses; the cables of each tier and the transceivers at their
 /// ends; the nodes' power. Prices are not part of it (see docs/platforms.md).
 
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <string>
 #include <vector>

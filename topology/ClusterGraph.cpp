@@ -1,7 +1,7 @@
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
-#include "GraphBuilder.hpp"
-#include "Hash.hpp"
+#include "topology/GraphBuilder.hpp"
+#include "topology/Hash.hpp"
 
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>

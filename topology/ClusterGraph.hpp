@@ -19,7 +19,7 @@
 /// seed, and the NICs of one leaf are reached over distinct cables. `adaptive` is `ideal`'s one
 /// capacity, at the share of the cables' rate that adaptive routing delivers.
 
-#include "PlatformSpec.hpp"
+#include "topology/PlatformSpec.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 

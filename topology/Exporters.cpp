@@ -1,5 +1,5 @@
-#include "Exporters.hpp"
-#include "Units.hpp"
+#include "topology/Exporters.hpp"
+#include "topology/config/Units.hpp"
 
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/graphviz.hpp>

@@ -2,7 +2,7 @@
 /// Writes a ClusterGraph for other tools: Graphviz DOT (through Boost's write_graphviz) and a
 /// SimGrid platform XML (version 4.1, one Dijkstra zone) for users who run SimGrid themselves.
 
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <ostream>
 #include <string>

@@ -3,7 +3,7 @@
 // switches under cores). Parallel up-links of a switch toward one tier are one resource of
 // their summed capacity (routing: ideal), or every cable its own, grouped for ECMP's choice
 // (routing: ecmp; see ClusterGraph.hpp).
-#include "GraphBuilder.hpp"
+#include "topology/GraphBuilder.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "GpuSpec.hpp"
+#include "topology/GpuSpec.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cmath>

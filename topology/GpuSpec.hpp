@@ -4,8 +4,8 @@
 ///
 /// All figures are SI: FLOP/s, bytes, bytes/s, watts. Peaks are dense (no 2:4 sparsity).
 
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "GraphBuilder.hpp"
+#include "topology/GraphBuilder.hpp"
 
 namespace clustersim {
 

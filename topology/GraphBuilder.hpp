@@ -3,7 +3,7 @@
 /// the scale-out fabric (FabricBuilder.cpp), in a fixed order so that every node's arcs are
 /// contiguous and laid out alike (the routing tables rely on it). Internal to topology/.
 
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <string>
 #include <utility>

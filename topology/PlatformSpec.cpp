@@ -1,6 +1,6 @@
-#include "PlatformSpec.hpp"
+#include "topology/PlatformSpec.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cstdio>

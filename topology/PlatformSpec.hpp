@@ -6,7 +6,7 @@
 /// Every bandwidth here is per direction (vendor figures marked `bidirectional: true` in the
 /// YAML are halved when read).
 
-#include "GpuSpec.hpp"
+#include "topology/GpuSpec.hpp"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "TopologyFacts.hpp"
+#include "topology/TopologyFacts.hpp"
 
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>

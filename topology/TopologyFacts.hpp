@@ -4,7 +4,7 @@
 /// bisection bandwidth (push-relabel max-flow between the two halves of the nodes) and the
 /// injection bandwidth of one GPU into the scale-up and scale-out fabrics.
 
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
 namespace clustersim {
 

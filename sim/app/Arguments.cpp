@@ -1,8 +1,8 @@
-#include "Arguments.hpp"
-#include "Sweep.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/study/Sweep.hpp"
 
-#include "Suggest.hpp"
-#include "Units.hpp"
+#include "topology/config/Suggest.hpp"
+#include "topology/config/Units.hpp"
 
 #include <algorithm>
 #include <cmath>

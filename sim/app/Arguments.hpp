@@ -2,9 +2,9 @@
 /// Command-line arguments shared by the subcommands: numbers, models, GPUs, precisions. Bad
 /// values throw ConfigError located on the command line.
 
-#include "Catalog.hpp"
-#include "ModelSpec.hpp"
-#include "Yaml.hpp"
+#include "sim/study/Catalog.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,11 +1,11 @@
 // clustersim export: an experiment's step as Chakra execution traces, one per rank, for
 // ASTRA-sim and the other tools that read Chakra (ChakraTrace.hpp has the mapping).
-#include "Arguments.hpp"
-#include "Catalog.hpp"
-#include "ChakraWorkload.hpp"
-#include "Commands.hpp"
-#include "Output.hpp"
-#include "Units.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/study/Catalog.hpp"
+#include "sim/study/ChakraWorkload.hpp"
+#include "topology/config/Units.hpp"
 
 #include <cstdio>
 

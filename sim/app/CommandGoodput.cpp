@@ -1,12 +1,12 @@
 // clustersim goodput: the simulated step against failures, checkpoints and restarts.
-#include "Arguments.hpp"
-#include "Commands.hpp"
-#include "Goodput.hpp"
-#include "Isolated.hpp"
-#include "Output.hpp"
-#include "Plot.hpp"
-#include "Simulation.hpp"
-#include "Sweep.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/app/Plot.hpp"
+#include "sim/study/Goodput.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Simulation.hpp"
+#include "sim/study/Sweep.hpp"
 
 #include <cmath>
 #include <cstdio>

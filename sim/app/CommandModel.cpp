@@ -1,12 +1,12 @@
 // clustersim memory / estimate / model: the cost model's back-of-envelope answers.
-#include "Arguments.hpp"
-#include "Catalog.hpp"
-#include "Commands.hpp"
-#include "CostModel.hpp"
-#include "LayoutRules.hpp"
-#include "PipelineSchedule.hpp"
-#include "Suggest.hpp"
-#include "Units.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/study/Catalog.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "topology/config/Suggest.hpp"
+#include "topology/config/Units.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,16 +1,16 @@
 // clustersim plan: the best parallel layout for a model on a cluster, searched and simulated;
 // `--check FILE` plans every published run of a validation file and compares.
-#include "Arguments.hpp"
-#include "Experiment.hpp"
-#include "Commands.hpp"
-#include "Isolated.hpp"
-#include "LaunchConfig.hpp"
-#include "Output.hpp"
-#include "Metrics.hpp"
-#include "PlanObjective.hpp"
-#include "Planner.hpp"
-#include "Suggest.hpp"
-#include "Validation.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/LaunchConfig.hpp"
+#include "sim/study/Metrics.hpp"
+#include "sim/study/PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
+#include "sim/study/Validation.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>

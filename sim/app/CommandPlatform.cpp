@@ -1,12 +1,12 @@
-#include "Arguments.hpp"
-#include "BillOfMaterials.hpp"
-#include "Catalog.hpp"
-#include "ClusterGraph.hpp"
-#include "Commands.hpp"
-#include "Exporters.hpp"
-#include "Output.hpp"
-#include "TopologyFacts.hpp"
-#include "Units.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/study/Catalog.hpp"
+#include "topology/BillOfMaterials.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/Exporters.hpp"
+#include "topology/TopologyFacts.hpp"
+#include "topology/config/Units.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,13 +1,13 @@
-#include "Arguments.hpp"
-#include "Commands.hpp"
-#include "Isolated.hpp"
-#include "Output.hpp"
-#include "Report.hpp"
-#include "Plot.hpp"
-#include "Simulation.hpp"
-#include "Slurm.hpp"
-#include "Suggest.hpp"
-#include "Sweep.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/app/Plot.hpp"
+#include "sim/app/Report.hpp"
+#include "sim/app/Slurm.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Simulation.hpp"
+#include "sim/study/Sweep.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <chrono>
 #include <cstdio>

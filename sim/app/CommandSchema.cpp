@@ -1,10 +1,10 @@
 // clustersim schema: the tables of configuration keys and the registries of named strategies,
 // as text, as Markdown (docs/configuration.md) or as the README's key lists.
-#include "Commands.hpp"
-#include "Experiment.hpp"
-#include "Metrics.hpp"
-#include "Registry.hpp"
-#include "Suggest.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Metrics.hpp"
+#include "topology/config/Registry.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <cstdio>
 #include <iostream>

@@ -1,11 +1,11 @@
-#include "Arguments.hpp"
-#include "Commands.hpp"
-#include "Isolated.hpp"
-#include "Output.hpp"
-#include "Report.hpp"
-#include "Suggest.hpp"
-#include "Sweep.hpp"
-#include "Validation.hpp"
+#include "sim/app/Arguments.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/app/Report.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Sweep.hpp"
+#include "sim/study/Validation.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "Commands.hpp"
+#include "sim/app/Commands.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 namespace clustersim {
 

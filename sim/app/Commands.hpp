@@ -2,7 +2,7 @@
 /// The `clustersim` subcommands. Each registers itself on the CLI11 app and returns the
 /// action to run once parsing succeeded.
 
-#include "ConfigError.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,7 +1,7 @@
-#include "Output.hpp"
-#include "Sweep.hpp"
+#include "sim/app/Output.hpp"
+#include "sim/study/Sweep.hpp"
 
-#include "ConfigError.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <cerrno>
 #include <cstdio>

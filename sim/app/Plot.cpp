@@ -1,7 +1,7 @@
-#include "Plot.hpp"
+#include "sim/app/Plot.hpp"
 
-#include "Metrics.hpp"
-#include "Suggest.hpp"
+#include "sim/study/Metrics.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -12,7 +12,7 @@
 /// An experiment's `plot:` section lists figures ({kind, x, y, series, title, file}); the
 /// `clustersim plot` command draws one from a results.csv.
 
-#include "PlotSpec.hpp"
+#include "sim/study/PlotSpec.hpp"
 
 #include <string>
 #include <utility>

@@ -1,6 +1,6 @@
-#include "Report.hpp"
+#include "sim/app/Report.hpp"
 
-#include "Units.hpp"
+#include "topology/config/Units.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,7 +1,7 @@
 #pragma once
 /// The human-readable report of one simulated step (what `clustersim run` prints).
 
-#include "Simulation.hpp"
+#include "sim/study/Simulation.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
-#include "Slurm.hpp"
-#include "ConfigError.hpp"
-#include "Output.hpp"
+#include "sim/app/Slurm.hpp"
+#include "sim/app/Output.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <nlohmann/json.hpp>
 

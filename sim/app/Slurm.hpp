@@ -9,8 +9,8 @@
 /// resubmits only the shards without results: the other shards and the merge are reused.
 /// `--dry-run` prints the scripts and the sbatch commands and writes nothing.
 
-#include "Sweep.hpp"
-#include "Yaml.hpp"
+#include "sim/study/Sweep.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <string>
 #include <vector>

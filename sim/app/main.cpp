@@ -1,7 +1,7 @@
 // clustersim: simulate distributed LLM training on GPU clusters.
-#include "Catalog.hpp"
-#include "Commands.hpp"
-#include "ConfigError.hpp"
+#include "sim/app/Commands.hpp"
+#include "sim/study/Catalog.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <cstdio>
 #include <iostream>

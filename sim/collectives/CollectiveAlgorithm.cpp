@@ -1,4 +1,4 @@
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 #include <map>
 

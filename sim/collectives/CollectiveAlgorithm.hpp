@@ -4,9 +4,9 @@
 /// tree edge, one pair of a hierarchical phase), plus the number of algorithm steps each phase
 /// takes (their latencies are added analytically). One algorithm per file, registered by name.
 
-#include "ClusterGraph.hpp"
-#include "Registry.hpp"
-#include "Workload.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/config/Registry.hpp"
 
 #include <cstdint>
 #include <string>

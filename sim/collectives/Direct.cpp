@@ -2,7 +2,7 @@
 // all-to-all as grouped point-to-point sends). N(N-1) flows in one step; `bytes` is what each
 // rank sends in total (nccl-tests alltoall convention). Direct sendrecv: every rank sends
 // `bytes` to the next member and receives from the previous, one step (nccl-tests sendrecv).
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 namespace clustersim {
 namespace {

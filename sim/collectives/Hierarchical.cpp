@@ -7,7 +7,7 @@
 // The time is the sum of the phases; needs the same number of members on every node. NCCL has
 // no such algorithm (its all-gather and reduce-scatter are rings): `auto` never picks it; it
 // runs when named, for frameworks that compose two-level collectives themselves.
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 namespace clustersim {
 namespace {

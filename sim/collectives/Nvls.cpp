@@ -4,7 +4,7 @@
 // multicast all-gather), against the ring's 2(N-1)/N·S; two steps. Modelled as one flow per
 // member of that size (to its ring successor, so each port carries exactly one up and one
 // down); only with transports that define the `nvls` protocol.
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 namespace clustersim {
 namespace {

@@ -7,7 +7,7 @@
 // chunks, so both run in one phase: the slower hop (the NIC) sets the time. N·(k-1) NVLink
 // flows plus k·n·(n-1) rail flows instead of direct's nk·(nk-1) (fewer still through one switch:
 // add_exchange).
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 namespace clustersim {
 namespace {

@@ -10,7 +10,7 @@
 // Inside a node whose GPUs are wired point to point (DGX-1's NVLink hybrid cube-mesh), NCCL
 // lays its rings along NVLinks: the lane multigraph is decomposed into edge-disjoint
 // Hamiltonian cycles, each run in both directions, and the data is split over them.
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -6,7 +6,7 @@
 // k rail-aligned channels each carry 1/k (channel c's chain ends at member c, whose NIC
 // carries the channel's tree edges). Steps: 2·(k-1 + depth) instead of the ring's 2(N-1),
 // which is what makes it win at large node counts.
-#include "CollectiveAlgorithm.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "CollectiveBench.hpp"
+#include "sim/simgrid/CollectiveBench.hpp"
 
-#include "CollectiveEngine.hpp"
-#include "EventEngine.hpp"
-#include "SimPlatform.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/EventEngine.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
 
 namespace clustersim {
 

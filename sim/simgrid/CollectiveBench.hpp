@@ -2,10 +2,10 @@
 /// One collective on its own, the way nccl-tests runs it: a workload with a single call over a
 /// group, executed on the simulated platform. Creates the SimGrid engine (once per process).
 
-#include "ClusterGraph.hpp"
-#include "Executor.hpp"
-#include "Protocols.hpp"
-#include "Workload.hpp"
+#include "sim/Protocols.hpp"
+#include "sim/simgrid/Executor.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
-#include "Executor.hpp"
+#include "sim/simgrid/Executor.hpp"
 
-#include "ExclusiveLinks.hpp"
-#include "HostToHostRate.hpp"
+#include "sim/ExclusiveLinks.hpp"
+#include "sim/simgrid/HostToHostRate.hpp"
 
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>

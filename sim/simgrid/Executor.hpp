@@ -32,9 +32,9 @@
 /// One approximation: a latency-bound collective (ExecPlan::latency_bound, its bytes under
 /// 0.1 % of its time) runs as a delay of its predicted time even on shared links.
 
-#include "CollectiveEngine.hpp"
-#include "ExecutionResult.hpp"
-#include "SimPlatform.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
 
 namespace clustersim {
 

@@ -1,4 +1,4 @@
-#include "GraphZone.hpp"
+#include "sim/simgrid/GraphZone.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 

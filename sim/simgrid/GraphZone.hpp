@@ -8,7 +8,7 @@
 /// whose gateways mis-route in intermediate zones, see SIMGRID_NOTES.md) with one zone that
 /// cannot disagree with the graph.
 
-#include "ClusterGraph.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Link.hpp>

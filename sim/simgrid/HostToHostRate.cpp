@@ -1,4 +1,4 @@
-#include "HostToHostRate.hpp"
+#include "sim/simgrid/HostToHostRate.hpp"
 
 // The CommImpl header is not installed by Debian's libsimgrid-dev; its set_rate(double) is an
 // exported symbol of libsimgrid.so.3.32 (nm -D). Only that member is declared here, in a file

@@ -1,4 +1,4 @@
-#include "SimPlatform.hpp"
+#include "sim/simgrid/SimPlatform.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/NetZone.hpp>

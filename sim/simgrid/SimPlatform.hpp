@@ -4,8 +4,8 @@
 /// per graph resource, routed by GraphZone. One simulation per process: SimGrid keeps global
 /// state, so front ends fork for every further simulation.
 
-#include "ClusterGraph.hpp"
-#include "GraphZone.hpp"
+#include "sim/simgrid/GraphZone.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>

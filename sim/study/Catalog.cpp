@@ -1,6 +1,6 @@
-#include "Catalog.hpp"
+#include "sim/study/Catalog.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -4,10 +4,10 @@
 /// installed binary in PREFIX/bin (`cmake --install`), else the source tree the binary was
 /// built from.
 
-#include "Framework.hpp"
-#include "GpuSpec.hpp"
-#include "PlatformSpec.hpp"
-#include "Protocols.hpp"
+#include "sim/Protocols.hpp"
+#include "strategies/Framework.hpp"
+#include "topology/GpuSpec.hpp"
+#include "topology/PlatformSpec.hpp"
 
 #include <map>
 #include <memory>

@@ -1,9 +1,9 @@
-#include "ChakraWorkload.hpp"
+#include "sim/study/ChakraWorkload.hpp"
 
-#include "ClusterGraph.hpp"
-#include "CostModel.hpp"
-#include "Simulation.hpp"
-#include "StepBuilder.hpp"
+#include "sim/study/Simulation.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -3,10 +3,10 @@
 /// --chakra`), and a directory of traces found, read and mapped onto a Workload
 /// (`workload: {chakra: DIR}`). The format and the mapping are strategies/workload/chakra's.
 
-#include "Catalog.hpp"
-#include "ChakraTrace.hpp"
-#include "ConfigError.hpp"
-#include "Experiment.hpp"
+#include "sim/study/Catalog.hpp"
+#include "sim/study/Experiment.hpp"
+#include "strategies/workload/chakra/ChakraTrace.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <string>
 #include <vector>

@@ -1,16 +1,16 @@
-#include "Experiment.hpp"
-#include "ChakraWorkload.hpp"
-#include "Framework.hpp"
-#include "LayoutRules.hpp"
-#include "PipelineSchedule.hpp"
-#include "StepBuilder.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/ChakraWorkload.hpp"
+#include "strategies/Framework.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
 
-#include "collectives/CollectiveAlgorithm.hpp"
-#include "PlotSpec.hpp"
-#include "Protocols.hpp"
-#include "Suggest.hpp"
-#include "Sweep.hpp"
-#include "Validation.hpp"
+#include "sim/Protocols.hpp"
+#include "sim/collectives/CollectiveAlgorithm.hpp"
+#include "sim/study/PlotSpec.hpp"
+#include "sim/study/Sweep.hpp"
+#include "sim/study/Validation.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -3,12 +3,12 @@
 /// a validation case (`model`, `cluster`, `training`, key names of experiments/validation)
 /// plus a name, the scaling baseline, the simulation mode and the token budget.
 
-#include "Catalog.hpp"
-#include "ModelSpec.hpp"
-#include "Faults.hpp"
-#include "Reliability.hpp"
-#include "Schema.hpp"
-#include "TrainingSpec.hpp"
+#include "sim/study/Catalog.hpp"
+#include "sim/study/Faults.hpp"
+#include "sim/study/Reliability.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
+#include "topology/config/Schema.hpp"
 
 #include <string>
 #include <vector>

@@ -1,10 +1,10 @@
-#include "Faults.hpp"
-#include "Random.hpp"
+#include "sim/study/Faults.hpp"
+#include "sim/study/Random.hpp"
 
-#include "ClusterGraph.hpp"
-#include "CostModel.hpp"
-#include "Experiment.hpp"
-#include "workload/Workload.hpp"
+#include "sim/study/Experiment.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/workload/Workload.hpp"
+#include "topology/ClusterGraph.hpp"
 
 #include <algorithm>
 #include <cmath>

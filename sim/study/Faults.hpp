@@ -17,9 +17,9 @@
 ///   a link with no alternative (a NIC's only cable) down is an error.
 /// Faults make ranks differ, so the step is simulated with every rank.
 
-#include "ConfigError.hpp"
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "topology/config/ConfigError.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,5 +1,5 @@
-#include "Goodput.hpp"
-#include "Random.hpp"
+#include "sim/study/Goodput.hpp"
+#include "sim/study/Random.hpp"
 
 #include <algorithm>
 #include <cmath>

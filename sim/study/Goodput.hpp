@@ -20,7 +20,7 @@
 /// replayed over all trials (fewer trials run past that, none below kMonteCarloMinTrials, and
 /// the result says so).
 
-#include "Reliability.hpp"
+#include "sim/study/Reliability.hpp"
 
 #include <string>
 #include <vector>

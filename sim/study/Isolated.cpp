@@ -1,6 +1,6 @@
-#include "Isolated.hpp"
+#include "sim/study/Isolated.hpp"
 
-#include "ConfigError.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,8 +1,8 @@
-#include "LaunchConfig.hpp"
+#include "sim/study/LaunchConfig.hpp"
 
-#include "Metrics.hpp"
-#include "MoeDispatcher.hpp"
-#include "PipelineSchedule.hpp"
+#include "sim/study/Metrics.hpp"
+#include "strategies/MoeDispatcher.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 #include <nlohmann/json.hpp>
 

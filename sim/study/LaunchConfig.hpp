@@ -7,8 +7,8 @@
 /// ZeRO stage torchtitan lacks, GPipe in Megatron-LM) is written as a comment in the file and
 /// returned in `notes`: the file launches the nearest layout the framework has, and says so.
 
-#include "ModelSpec.hpp"
-#include "TrainingSpec.hpp"
+#include "strategies/ModelSpec.hpp"
+#include "strategies/TrainingSpec.hpp"
 
 #include <string>
 #include <vector>

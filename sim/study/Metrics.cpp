@@ -1,8 +1,8 @@
-#include "Metrics.hpp"
-#include "PipelineSchedule.hpp"
-#include "StepBuilder.hpp"
+#include "sim/study/Metrics.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 /// reads back to the same figures (`metrics_from_json`). README's list of keys is printed from
 /// these tables (`clustersim schema --metrics`).
 
-#include "Simulation.hpp"
+#include "sim/study/Simulation.hpp"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 /// of sim/study/CMakeLists.txt to add one); the planner and `plan`'s outputs ask the registered
 /// objective, never its name.
 
-#include "Registry.hpp"
+#include "topology/config/Registry.hpp"
 
 #include <string>
 

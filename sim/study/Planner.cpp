@@ -1,15 +1,15 @@
-#include "Planner.hpp"
-#include "PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
+#include "sim/study/PlanObjective.hpp"
 
-#include "ClusterGraph.hpp"
-#include "CollectiveEngine.hpp"
-#include "Isolated.hpp"
-#include "LayoutRules.hpp"
-#include "MoeDispatcher.hpp"
-#include "PipelineSchedule.hpp"
-#include "StepBuilder.hpp"
-#include "Suggest.hpp"
-#include "Timeline.hpp"
+#include "sim/CollectiveEngine.hpp"
+#include "sim/Timeline.hpp"
+#include "sim/study/Isolated.hpp"
+#include "strategies/LayoutRules.hpp"
+#include "strategies/MoeDispatcher.hpp"
+#include "strategies/PipelineSchedule.hpp"
+#include "strategies/StepBuilder.hpp"
+#include "topology/ClusterGraph.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -17,11 +17,11 @@
 /// the fewest GPUs (node multiples, doubling) whose best layout trains the token budget within
 /// a deadline.
 
-#include "Reliability.hpp"
-#include "Catalog.hpp"
-#include "CostModel.hpp"
-#include "ModelSpec.hpp"
-#include "Simulation.hpp"
+#include "sim/study/Catalog.hpp"
+#include "sim/study/Reliability.hpp"
+#include "sim/study/Simulation.hpp"
+#include "strategies/CostModel.hpp"
+#include "strategies/ModelSpec.hpp"
 
 #include <cstddef>
 #include <functional>

@@ -1,6 +1,6 @@
-#include "PlotSpec.hpp"
+#include "sim/study/PlotSpec.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 

@@ -8,8 +8,8 @@
 ///   bars       any column per row, as bars (y)
 ///   line       any column against any column
 
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <string>
 #include <vector>

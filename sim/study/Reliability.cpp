@@ -1,4 +1,4 @@
-#include "Reliability.hpp"
+#include "sim/study/Reliability.hpp"
 
 #include <cmath>
 

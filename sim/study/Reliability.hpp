@@ -9,8 +9,8 @@
 /// H100 in 2,048 nodes, 47 planned and 419 unexpected, each row of Table 5 assigned to the
 /// part that fails and divided by that part's count and the window (see reliability_section()).
 
-#include "Schema.hpp"
-#include "Yaml.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <string>
 #include <vector>

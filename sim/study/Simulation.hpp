@@ -2,12 +2,12 @@
 /// Runs one experiment end to end — cluster graph, cost model, the strategies' workload,
 /// SimGrid execution, breakdown — and computes the report's metrics.
 
-#include "Breakdown.hpp"
-#include "CostModel.hpp"
-#include "ExecutionResult.hpp"
-#include "Experiment.hpp"
-#include "NetworkLoad.hpp"
-#include "Trace.hpp"
+#include "sim/Breakdown.hpp"
+#include "sim/ExecutionResult.hpp"
+#include "sim/NetworkLoad.hpp"
+#include "sim/Trace.hpp"
+#include "sim/study/Experiment.hpp"
+#include "strategies/CostModel.hpp"
 
 #include <nlohmann/json.hpp>
 

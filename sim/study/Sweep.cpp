@@ -1,9 +1,9 @@
-#include "Sweep.hpp"
+#include "sim/study/Sweep.hpp"
 
-#include "Experiment.hpp"
-#include "Isolated.hpp"
-#include "Metrics.hpp"
-#include "Suggest.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Isolated.hpp"
+#include "sim/study/Metrics.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <cmath>
 #include <cstdlib>

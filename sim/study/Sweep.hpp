@@ -18,10 +18,10 @@
 /// fastest); a point that breaks a layout rule or does not fit in memory stays in the results
 /// with its reason, and so does one whose run fails.
 
-#include "Catalog.hpp"
-#include "Schema.hpp"
-#include "Simulation.hpp"
-#include "Yaml.hpp"
+#include "sim/study/Catalog.hpp"
+#include "sim/study/Simulation.hpp"
+#include "topology/config/Schema.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <functional>
 #include <optional>

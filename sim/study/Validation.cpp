@@ -1,6 +1,6 @@
-#include "Validation.hpp"
+#include "sim/study/Validation.hpp"
 
-#include "Isolated.hpp"
+#include "sim/study/Isolated.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,8 +2,8 @@
 /// Published training runs (the schema of experiments/validation/README.md) and how well the
 /// simulator predicts them from their configuration alone.
 
-#include "Experiment.hpp"
-#include "Simulation.hpp"
+#include "sim/study/Experiment.hpp"
+#include "sim/study/Simulation.hpp"
 
 #include <string>
 #include <vector>

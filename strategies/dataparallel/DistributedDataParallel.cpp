@@ -7,7 +7,7 @@
 // Traffic per step: 2(N-1)/N · Ψ · bytes per gradient. A MoE model's routed experts have a
 // buffer of their own, reduced over the expert-data-parallel group (Megatron's
 // expert_data_parallel_group: the ranks holding the same experts).
-#include "StepBuilder.hpp"
+#include "strategies/StepBuilder.hpp"
 
 #include <algorithm>
 

@@ -21,7 +21,7 @@
 // A MoE model's routed experts are a pool of their own (ParamPool): their gradients reduce,
 // their parameters gather and their optimizer states shard over the expert-data-parallel
 // ranks (the ranks holding the same experts), in buckets apart from the dense ones.
-#include "StepBuilder.hpp"
+#include "strategies/StepBuilder.hpp"
 
 #include <algorithm>
 

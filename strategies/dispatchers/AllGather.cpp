@@ -1,6 +1,6 @@
 // Megatron-Core's MoEAllGatherTokenDispatcher, priced here as the EP exchange of one copy per
 // (token, expert) without the all-to-all dispatcher's regrouping by local expert.
-#include "MoeDispatcher.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 namespace clustersim {
 namespace {

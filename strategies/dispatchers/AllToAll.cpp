@@ -1,7 +1,7 @@
 // Megatron-Core's MoEAlltoAllTokenDispatcher: the permuted copies (one per token and chosen
 // expert) exchanged by an NCCL all-to-all over the EP group, then sorted by local expert
 // (sort_chunks_by_idxs) and back before the combine.
-#include "MoeDispatcher.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 namespace clustersim {
 namespace {

@@ -1,7 +1,7 @@
 // DeepEP (Megatron-Core's flex dispatcher, backend deepep): a token is sent once per NVLink
 // domain holding one of its experts over RDMA, then once per GPU over NVLink; the combine
 // reduces in the reverse order (deepseek-ai/DeepEP's internode kernels).
-#include "MoeDispatcher.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 namespace clustersim {
 namespace {

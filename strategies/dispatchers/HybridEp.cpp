@@ -1,6 +1,6 @@
 // HybridEP (Megatron-Core's flex dispatcher, backend hybridep): DeepEP's deduplicated two-hop
 // exchange, once per NVLink domain over RDMA and once per GPU over NVLink.
-#include "MoeDispatcher.hpp"
+#include "strategies/MoeDispatcher.hpp"
 
 namespace clustersim {
 namespace {

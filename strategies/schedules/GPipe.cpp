@@ -1,6 +1,6 @@
 // GPipe (Huang et al. 2019): all forwards, then all backwards. Bubble (p-1)/(m+p-1); every
 // micro-batch's activations are held until its backward.
-#include "PipelineSchedule.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 namespace clustersim {
 namespace {

@@ -1,7 +1,7 @@
 // Interleaved 1F1B (Narayanan et al. 2021, Megatron-LM's forward_backward_pipelining_with_
 // interleaving): each rank holds v model chunks; micro-batches go through the chunks in
 // groups of p. Bubble (p-1)/(v·m + p-1) in units of one chunk's work.
-#include "PipelineSchedule.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 // With at least p micro-batches the bubble is (p-1)/(v·m + p-1), as interleaved 1F1B's, without
 // its micro-batch multiple of p (with fewer, a chunk's first forward waits for the last stage);
 // every chunk's activations are held until the backwards begin, as in GPipe.
-#include "PipelineSchedule.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 namespace clustersim {
 namespace {

@@ -1,7 +1,7 @@
 // 1F1B (PipeDream-Flush, Narayanan et al. 2021): stage s warms up with p-s-1 forwards, then
 // alternates one forward and one backward, then drains. Same bubble as GPipe,
 // (p-1)/(m+p-1), with at most p-s micro-batches in flight.
-#include "PipelineSchedule.hpp"
+#include "strategies/PipelineSchedule.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "Workload.hpp"
+#include "strategies/workload/Workload.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -21,8 +21,8 @@
 /// mirror one of them exactly (symmetric replicas). Groups still list every member, so
 /// collectives involving mirrors keep their real flows and paths; mirrors just have no tasks.
 
-#include "InlineVector.hpp"
-#include "PodVector.hpp"
+#include "strategies/workload/InlineVector.hpp"
+#include "strategies/workload/PodVector.hpp"
 
 #include <cstddef>
 #include <cstdint>

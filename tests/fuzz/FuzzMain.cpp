@@ -1,5 +1,5 @@
 // libFuzzer entry point of one target, chosen at build time (CLUSTERSIM_FUZZ_TARGET).
-#include "FuzzTargets.hpp"
+#include "tests/fuzz/FuzzTargets.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

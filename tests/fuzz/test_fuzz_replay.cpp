@@ -2,8 +2,8 @@
 // platforms/, the validation files and the tests' bad inputs) and every input a fuzzer once
 // crashed on (tests/fuzz/regressions/TARGET) replayed through its target in the ordinary build:
 // each must end cleanly (a value, or a one-line ConfigError).
-#include "FuzzTargets.hpp"
-#include "TestUtil.hpp"
+#include "tests/TestUtil.hpp"
+#include "tests/fuzz/FuzzTargets.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // `plan --objective cost`: the fewest dollars per million tokens at the platform's price, over
 // every cluster size up to --gpus.
-#include "PlanObjective.hpp"
-#include "Planner.hpp"
+#include "sim/study/PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
 
 namespace clustersim {
 namespace {

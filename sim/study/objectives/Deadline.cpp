@@ -1,7 +1,7 @@
 // `plan --objective deadline`: the fewest GPUs that train --tokens within --deadline-days, then
 // the shortest step on them.
-#include "PlanObjective.hpp"
-#include "Planner.hpp"
+#include "sim/study/PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
 
 namespace clustersim {
 namespace {

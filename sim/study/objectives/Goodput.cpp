@@ -1,9 +1,9 @@
 // `plan --objective goodput` and `goodput-cost`: the expected wall time (days) to train
 // --tokens through the failures, checkpoints and restarts of the reliability model, or the price
 // of its GPU-hours, over every cluster size up to --gpus.
-#include "Goodput.hpp"
-#include "PlanObjective.hpp"
-#include "Planner.hpp"
+#include "sim/study/Goodput.hpp"
+#include "sim/study/PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 // `plan --objective time`: the shortest step on --gpus GPUs.
-#include "PlanObjective.hpp"
-#include "Planner.hpp"
+#include "sim/study/PlanObjective.hpp"
+#include "sim/study/Planner.hpp"
 
 namespace clustersim {
 namespace {

@@ -4,9 +4,9 @@
 // inputs 8, outputs 9, attr 10, storage 11; AttributeProto: name 1, doc_string 2, double_val 3,
 // int32_val 7, int64_val 9, uint32_val 11, uint64_val 13, bool_val 27, string_val 29).
 
-#include "ChakraTrace.hpp"
-#include "ConfigError.hpp"
-#include "ProtoWire.hpp"
+#include "strategies/workload/chakra/ChakraTrace.hpp"
+#include "strategies/workload/chakra/ProtoWire.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // A Workload as Chakra execution traces, one per rank (see ChakraTrace.hpp for the mapping).
 
-#include "ChakraTrace.hpp"
+#include "strategies/workload/chakra/ChakraTrace.hpp"
 
 #include <cmath>
 #include <stdexcept>

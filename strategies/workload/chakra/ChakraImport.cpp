@@ -7,8 +7,8 @@
 // waits until every member of its group has reached it, a transfer until its peer has. What
 // is never made is a trace that would deadlock, or one whose ranks disagree, and is refused.
 
-#include "ChakraTrace.hpp"
-#include "ConfigError.hpp"
+#include "strategies/workload/chakra/ChakraTrace.hpp"
+#include "topology/config/ConfigError.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -21,7 +21,7 @@
 /// the stream, the category, layer and micro-batch, the host's cost, the call a member belongs
 /// to — so a trace written here reads back into the same Workload.
 
-#include "Workload.hpp"
+#include "strategies/workload/Workload.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-#include "ProtoWire.hpp"
+#include "strategies/workload/chakra/ProtoWire.hpp"
 
 #include <cstring>
 

@@ -4,8 +4,8 @@
 ///
 /// Only parsing code uses these; what leaves the parser are typed structs.
 
-#include "ConfigError.hpp"
-#include "Units.hpp"
+#include "topology/config/ConfigError.hpp"
+#include "topology/config/Units.hpp"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,4 +1,4 @@
-#include "Units.hpp"
+#include "topology/config/Units.hpp"
 
 #include <cctype>
 #include <cmath>

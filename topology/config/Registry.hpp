@@ -9,7 +9,7 @@
 /// configuration keys (Schema.hpp) names the registry whose names a key accepts without
 /// depending on the library that fills it.
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <functional>
 #include <map>

@@ -1,4 +1,4 @@
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -9,8 +9,8 @@
 /// Each section's table is defined next to its parser (training keys in TrainingSpec.cpp,
 /// platform keys in PlatformSpec.cpp, ...).
 
-#include "Units.hpp"
-#include "Yaml.hpp"
+#include "topology/config/Units.hpp"
+#include "topology/config/Yaml.hpp"
 
 #include <optional>
 #include <string>

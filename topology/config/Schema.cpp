@@ -1,7 +1,7 @@
-#include "Schema.hpp"
+#include "topology/config/Schema.hpp"
 
-#include "Registry.hpp"
-#include "Suggest.hpp"
+#include "topology/config/Registry.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <cmath>
 #include <cstdio>

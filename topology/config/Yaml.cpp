@@ -1,6 +1,6 @@
-#include "Yaml.hpp"
+#include "topology/config/Yaml.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 #include <algorithm>
 #include <cctype>

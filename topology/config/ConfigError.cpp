@@ -1,6 +1,6 @@
-#include "ConfigError.hpp"
+#include "topology/config/ConfigError.hpp"
 
-#include "Suggest.hpp"
+#include "topology/config/Suggest.hpp"
 
 namespace clustersim {
 
