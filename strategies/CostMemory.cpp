@@ -296,6 +296,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   m.stage = stage;
   const RankParams held = stage_rank_params(stage);
   const double params = held.total();
+  // what trains: all of it, or under LoRA the adapters
+  const RankParams trains = training_.frozen_base() ? stage_trainable_params(stage) : held;
   const double dp = static_cast<double>(training_.dp) * training_.cp; // data-parallel replicas (x cp)
   // ZeRO shards over dp x cp and the expert states over edp, a hybrid strategy within each of
   // its dp_replicate groups
@@ -307,9 +309,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   if (training_.frozen_base()) {
     // LoRA: the frozen base keeps its working copy only; the adapters keep every state
     const StateBytes all = training_.states();
-    const RankParams adapters = stage_trainable_params(stage);
     const ModelStates base = sharded_states(held.dense, held.expert, StateBytes{all.weights, 0, 0}, z, shard, edp);
-    const ModelStates trained = sharded_states(adapters.dense, adapters.expert, all, z, shard, edp);
+    const ModelStates trained = sharded_states(trains.dense, trains.expert, all, z, shard, edp);
     states = {base.weights + trained.weights, trained.grads, trained.optimizer};
   }
   m.weights = states.weights;
@@ -349,8 +350,7 @@ MemoryBreakdown CostModel::memory(int stage) const
   const double grad_bytes = f.grad_reduce(training_.precision);
   double bucket = training_.bucket_bytes > 0 ? training_.bucket_bytes
                                              : std::max(f.bucket_min_params, f.bucket_per_dp * dp) * grad_bytes;
-  const double trained = training_.frozen_base() ? stage_trainable_params(stage).total() : params;
-  double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, trained * grad_bytes) : 0.0;
+  double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, trains.total() * grad_bytes) : 0.0;
   if (z >= 3 && dp > 1)
     buckets = gathered_bytes(stage, params, grad_bytes);
   // FP8 weight copies (the recipe's cached casts) of the linear layers

@@ -369,9 +369,9 @@ void PipelineDriver::plan_units()
       }
       // what trains: every parameter, or under LoRA a layer's adapters (its routed experts and
       // the embedding and output layer frozen without one)
+      const bool frozen = t_.frozen_base();
       for (std::size_t k = static_cast<std::size_t>(slot.first_unit); k < units.size(); ++k) {
         ParamUnit& u = units[k];
-        const bool frozen = t_.frozen_base();
         u.trainable = !frozen ? u.params : u.layer >= 0 ? cost_.layer_adapters(u.layer).params : 0.0;
         u.trainable_expert = frozen ? 0.0 : u.expert;
       }

@@ -42,6 +42,21 @@ std::string experiment(const std::string& name, const std::string& training, con
                               extra);
 }
 
+/// A `training:` mapping that is an error at its line 4, column `col`, saying `what`.
+struct TrainingErrorCase {
+  const char* training;
+  const char* col; ///< where the offending value starts
+  const char* what;
+};
+
+template <std::size_t N> void expect_training_errors(const std::string& name, const TrainingErrorCase (&cases)[N])
+{
+  for (const TrainingErrorCase& c : cases) {
+    const std::string f = experiment(name, c.training);
+    expect_error("run " + f, f + c.col, c.what);
+  }
+}
+
 /// A copy of a catalog platform with one line replaced.
 std::string platform_with(const std::string& from, const std::string& to)
 {
@@ -158,29 +173,18 @@ TEST_CASE("vpp > 1 with a schedule that runs one chunk per stage is an error at 
 
 TEST_CASE("a LoRA section with a rank out of range or targets that are unknown, repeated or none is an error there")
 {
-  struct Case {
-    const char* training;
-    const char* col; ///< where the offending value starts
-    const char* what;
-  } cases[] = {
+  const TrainingErrorCase cases[] = {
       {"{dp: 8, lora: {rank: 0}}", ":4:32", "0 is out of range; valid: an integer from 1 to 65536"},
       {"{dp: 8, lora: {targets: [qkv, mlp]}}", ":4:41", "unknown LoRA target 'mlp'"},
       {"{dp: 8, lora: {targets: [qkv, qkv]}}", ":4:41", "'qkv' appears twice in targets"},
       {"{dp: 8, lora: {targets: []}}", ":4:35", "LoRA without a target trains nothing"},
   };
-  for (const Case& c : cases) {
-    const std::string f = experiment("lora.yaml", c.training);
-    expect_error("run " + f, f + c.col, c.what);
-  }
+  expect_training_errors("lora.yaml", cases);
 }
 
 TEST_CASE("a data-parallel strategy and its shard groups that do not fit the layout are errors at the key")
 {
-  struct Case {
-    const char* training;
-    const char* col; ///< where the offending value starts
-    const char* what;
-  } cases[] = {
+  const TrainingErrorCase cases[] = {
       {"{dp: 8, data_parallel: hsdp}", ":4:34",
        "data_parallel hsdp needs dp_shard, the replicas in each shard group; "
        "valid: dp_shard: a divisor of dp = 8"},
@@ -191,10 +195,7 @@ TEST_CASE("a data-parallel strategy and its shard groups that do not fit the lay
        "zero 1 disagrees with data_parallel zero3, which shards at ZeRO stage 3; valid: zero: 3"},
       {"{dp: 8, data_parallel: hsdpp}", ":4:34", "hsdp"},
   };
-  for (const Case& c : cases) {
-    const std::string f = experiment("dp.yaml", c.training);
-    expect_error("run " + f, f + c.col, c.what);
-  }
+  expect_training_errors("dp.yaml", cases);
   // the expert replicas split into as many groups: dp 16 in shard groups of 2 is 8 replicate
   // groups, but Mixtral's experts over ep 8 have 2 replicas, which cannot make 8
   const std::string moe = experiment("moe.yaml", "{dp: 16, ep: 8, data_parallel: hsdp, dp_shard: 2}", "",

@@ -29,12 +29,8 @@ std::string format_report(const RunMetrics& m)
     strategy += ", dp_shard " + std::to_string(t.dp_shard);
   if (!strategy.empty())
     strategy += ")";
-  if (t.frozen_base()) {
-    std::string targets;
-    for (const auto& x : t.lora.targets)
-      targets += (targets.empty() ? "" : "+") + x;
-    strategy += ", LoRA rank " + std::to_string(t.lora.rank) + " on " + targets;
-  }
+  if (t.frozen_base())
+    strategy += ", LoRA rank " + std::to_string(t.lora.rank) + " on " + join(t.lora.targets, "+");
   std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d%s, %s, recompute %s%s\n",
                 m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero, strategy.c_str(),
                 t.schedule.c_str(), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");

@@ -30,10 +30,7 @@ int layers_per_virtual_stage(const ModelSpec& m, const TrainingSpec& t)
 /// What a launch file without LoRA says of an experiment that trains adapters.
 std::string lora_unmapped(const TrainingSpec& t, const char* framework)
 {
-  std::string targets;
-  for (const auto& x : t.lora.targets)
-    targets += (targets.empty() ? "" : ", ") + x;
-  return "LoRA (rank " + std::to_string(t.lora.rank) + " on " + targets + "): no " + framework +
+  return "LoRA (rank " + std::to_string(t.lora.rank) + " on " + join(t.lora.targets) + "): no " + framework +
          " option is written for it here, so this file trains every weight";
 }
 

@@ -211,12 +211,7 @@ const std::vector<LayoutField>& layout_fields()
        [](const TrainingSpec& t) { return Json(t.lora.rank); },
        [](TrainingSpec& t, const Json& v) { t.lora.rank = v.get<int>(); }},
       {"lora_targets", "linear layers with LoRA adapters, '+'-joined (empty without LoRA)",
-       [](const TrainingSpec& t) {
-         std::string s;
-         for (const auto& x : t.lora.targets)
-           s += (s.empty() ? "" : "+") + x;
-         return Json(t.frozen_base() ? s : "");
-       },
+       [](const TrainingSpec& t) { return Json(t.frozen_base() ? join(t.lora.targets, "+") : ""); },
        [](TrainingSpec& t, const Json& v) { // after lora_rank
          const std::string s = v.get<std::string>();
          if (s.empty())
