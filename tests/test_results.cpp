@@ -1,5 +1,6 @@
 // Sweeps, shards and merge, traces and figures: what users take away from a run.
 #include "sim/study/PlotSpec.hpp"
+#include "sim/study/Sweep.hpp"
 #include "tests/TestUtil.hpp"
 #include "topology/config/Suggest.hpp"
 
@@ -99,6 +100,48 @@ TEST_CASE("shards merged are byte-identical to the unsharded sweep")
   CHECK(read_file(merged + "/results.csv") == read_file(whole + "/results.csv"));
   CHECK(read_file(merged + "/results.json") == read_file(whole + "/results.json"));
   CHECK(read_file(a + "/results.csv") != read_file(whole + "/results.csv"));
+}
+
+TEST_CASE("merge_shards: rows in point order, errors at the shard that breaks the sweep")
+{
+  using clustersim::ShardResult;
+  using clustersim::SweepResult;
+  auto row = [](std::size_t p, const char* status) {
+    return nlohmann::ordered_json{{"point", p}, {"status", status}, {"step_time_s", 1.0 + static_cast<double>(p)}};
+  };
+  auto shard = [](std::vector<nlohmann::ordered_json> rows, std::size_t points = 4, const char* name = "s") {
+    SweepResult r;
+    r.name = name;
+    r.points = points;
+    r.rows = std::move(rows);
+    return r;
+  };
+  const clustersim::SourceLocation at{"command line: dirs", 0, 0};
+  const SweepResult m = clustersim::merge_shards({{"a/results.json", shard({row(1, "ok"), row(3, "error")})},
+                                                  {"b/results.json", shard({row(0, "ok"), row(2, "oom")})}},
+                                                 at);
+  CHECK(m.name == "s");
+  CHECK(m.points == 4);
+  REQUIRE(m.rows.size() == 4);
+  for (std::size_t p = 0; p < 4; ++p)
+    CHECK(m.rows[p]["point"] == p);
+  CHECK(m.errors == 1);
+  auto error = [&](const std::vector<ShardResult>& shards) {
+    try {
+      clustersim::merge_shards(shards, at);
+    } catch (const clustersim::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::vector<ShardResult> twice{{"a", shard({row(0, "ok"), row(1, "ok")})}, {"b", shard({row(1, "ok")})}};
+  CHECK(error(twice).rfind("b: point 1 appears in two shards", 0) == 0);
+  const std::vector<ShardResult> other{{"a", shard({row(0, "ok")})}, {"b", shard({row(1, "ok")}, 4, "t")}};
+  CHECK(error(other).rfind("b: rows of experiment 't', not 's'", 0) == 0);
+  const std::vector<ShardResult> sizes{{"a", shard({row(0, "ok")})}, {"b", shard({row(1, "ok")}, 6)}};
+  CHECK(error(sizes).rfind("b: rows of a sweep of 6 points, and a of 4", 0) == 0);
+  const std::vector<ShardResult> half{{"a", shard({row(0, "ok"), row(2, "ok")})}};
+  CHECK(error(half).rfind("command line: dirs: 2 of the sweep's 4 points; no row for point 1, 3", 0) == 0);
 }
 
 TEST_CASE("sweep and merge reject bad input with exit 2")

@@ -291,62 +291,18 @@ void add_merge_command(CLI::App& app, Action& action)
   cmd->callback([opt, &action] {
     action = [opt] {
       check_directory(opt->out, "--out");
-      std::string name;
-      std::map<std::size_t, Json> rows;
-      std::vector<std::string> columns;
-      std::size_t points = 0;
-      std::string first;
+      std::vector<ShardResult> shards;
       for (const auto& dir : opt->dirs) {
         recover_outputs(dir); // a shard's publish cut short is finished before it is read
         std::string file = dir + "/results.json";
-        SweepResult shard =
-            rows_from_json(read_input_file(file, kMaxResultsBytes, "a directory written by run --out"), file);
-        if (!name.empty() && shard.name != name)
-          throw ConfigError(SourceLocation{file, 0, 0}, "rows of experiment '" + shard.name + "', not '" + name + "'",
-                            "shards of one sweep");
-        if (!first.empty() && shard.points != points)
-          throw ConfigError(SourceLocation{file, 0, 0},
-                            "rows of a sweep of " + std::to_string(shard.points) + " points, and " + first + " of " +
-                                std::to_string(points),
-                            "shards of one sweep");
-        name = shard.name;
-        points = shard.points;
-        first = file;
-        for (const auto& r : shard.rows) {
-          std::vector<std::string> keys;
-          for (const auto& [k, v] : r.items())
-            keys.push_back(k);
-          if (columns.empty())
-            columns = keys;
-          else if (keys != columns)
-            throw ConfigError(SourceLocation{file, 0, 0}, "rows with other columns than the first shard's",
-                              "shards of one sweep");
-          std::size_t p = r["point"];
-          if (rows.count(p))
-            throw ConfigError(SourceLocation{file, 0, 0}, "point " + std::to_string(p) + " appears in two shards",
-                              "disjoint shards (--shard I/N with the same N)");
-          rows[p] = r;
-        }
+        shards.push_back(
+            {file, rows_from_json(read_input_file(file, kMaxResultsBytes, "a directory written by run --out"), file)});
       }
-      // a shard not given leaves points without rows: half a sweep is not a merged one
-      if (points > 0 && rows.size() != points) {
-        std::string missing;
-        std::size_t count = 0;
-        for (std::size_t p = 0; p < points; ++p)
-          if (rows.count(p) == 0 && ++count <= 5)
-            missing += (missing.empty() ? "" : ", ") + std::to_string(p);
-        throw ConfigError(command_line("dirs"),
-                          std::to_string(rows.size()) + " of the sweep's " + std::to_string(points) +
-                              " points; no row for point " + missing + (count > 5 ? ", ..." : ""),
-                          "the output directories of every shard (--shard I/N for each I from 0 to N-1)");
-      }
-      std::vector<Json> ordered;
-      for (auto& [p, r] : rows)
-        ordered.push_back(r);
+      const SweepResult merged = merge_shards(shards, command_line("dirs"));
       OutputSet files;
-      add_result_files(files, opt->out, name, ordered, points);
+      add_result_files(files, opt->out, merged.name, merged.rows, merged.points);
       files.commit();
-      std::fprintf(stderr, "merged %zu rows into %s\n", ordered.size(), opt->out.c_str());
+      std::fprintf(stderr, "merged %zu rows into %s\n", merged.rows.size(), opt->out.c_str());
       return 0;
     };
   });

@@ -6,8 +6,9 @@
 #include "topology/config/Suggest.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace clustersim {
@@ -344,19 +345,29 @@ const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std:
 
 YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings, const std::string& each)
 {
-  if (settings.empty())
-    return doc;
-  struct Setting {
-    std::string path, text, origin;
-  };
   std::vector<Setting> list;
   for (const std::string& s : settings) {
     const SourceLocation where = command_line("--set " + s);
-    auto fail = [&where](const std::string& what, const std::string& valid) { throw ConfigError(where, what, valid); };
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      fail("'" + s + "' is not KEY=VALUE", "--set training.tp=4: a dotted key of the experiment, '=', its value");
-    Setting x{s.substr(0, eq), s.substr(eq + 1), where.str()};
+      throw ConfigError(where, "'" + s + "' is not KEY=VALUE",
+                        "--set training.tp=4: a dotted key of the experiment, '=', its value");
+    list.push_back({s.substr(0, eq), s.substr(eq + 1), where});
+  }
+  return apply_settings(doc, list, each);
+}
+
+YamlNode apply_settings(const YamlNode& doc, const std::vector<Setting>& settings, const std::string& each)
+{
+  if (settings.empty())
+    return doc;
+  struct Placed {
+    std::string path, text, origin;
+  };
+  std::vector<Placed> list;
+  for (const Setting& s : settings) {
+    auto fail = [&s](const std::string& what, const std::string& valid) { throw ConfigError(s.origin, what, valid); };
+    Placed x{s.path, s.text, s.origin.str()};
     const KeySpec& key = path_key(x.path, true, fail);
     if (auto bad = check_scalar(key, x.text))
       fail(bad->first, bad->second);
@@ -634,6 +645,58 @@ SweepResult rows_from_json(const std::string& text, const std::string& file)
     r.rows.push_back(row);
   }
   return r;
+}
+
+SweepResult merge_shards(const std::vector<ShardResult>& shards, const SourceLocation& missing_at)
+{
+  SweepResult merged;
+  std::map<std::size_t, Json> rows;
+  std::vector<std::string> columns;
+  std::string first;
+  for (const auto& [file, shard] : shards) {
+    const SourceLocation at{file, 0, 0};
+    if (!first.empty() && shard.name != merged.name)
+      throw ConfigError(at, "rows of experiment '" + shard.name + "', not '" + merged.name + "'",
+                        "shards of one sweep");
+    if (!first.empty() && shard.points != merged.points)
+      throw ConfigError(at,
+                        "rows of a sweep of " + std::to_string(shard.points) + " points, and " + first + " of " +
+                            std::to_string(merged.points),
+                        "shards of one sweep");
+    merged.name = shard.name;
+    merged.points = shard.points;
+    first = file;
+    for (const auto& r : shard.rows) {
+      std::vector<std::string> keys;
+      for (const auto& [k, v] : r.items())
+        keys.push_back(k);
+      if (columns.empty())
+        columns = keys;
+      else if (keys != columns)
+        throw ConfigError(at, "rows with other columns than the first shard's", "shards of one sweep");
+      const std::size_t p = r["point"];
+      if (rows.count(p))
+        throw ConfigError(at, "point " + std::to_string(p) + " appears in two shards",
+                          "disjoint shards (--shard I/N with the same N)");
+      rows[p] = r;
+    }
+  }
+  if (merged.points > 0 && rows.size() != merged.points) {
+    std::string missing;
+    std::size_t count = 0;
+    for (std::size_t p = 0; p < merged.points; ++p)
+      if (rows.count(p) == 0 && ++count <= 5)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+    throw ConfigError(missing_at,
+                      std::to_string(rows.size()) + " of the sweep's " + std::to_string(merged.points) +
+                          " points; no row for point " + missing + (count > 5 ? ", ..." : ""),
+                      "the output directories of every shard (--shard I/N for each I from 0 to N-1)");
+  }
+  for (auto& [p, r] : rows) {
+    merged.errors += r.contains("status") && r.at("status") == Json("error") ? 1 : 0;
+    merged.rows.push_back(std::move(r));
+  }
+  return merged;
 }
 
 std::pair<int, int> parse_shard(const std::string& text)

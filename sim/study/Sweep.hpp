@@ -72,6 +72,15 @@ const SweepValue& value_of(const SweepSpec& sweep, const SweepPoint& point, std:
 /// `each` ("cases" of a validation file), every item of that list is an experiment and gets them.
 YamlNode apply_settings(const YamlNode& doc, const std::vector<std::string>& settings,
                         const std::string& each = "");
+/// One setting of a document's key: its dotted path, its value as text, and where it was
+/// written (`command line: --tp` for a command's own flag).
+struct Setting {
+  std::string path, text;
+  SourceLocation origin;
+};
+/// The same, for settings that come from other flags than `--set` (the `memory` command's):
+/// each is checked and placed as one `--set` is, and an error in it names its origin.
+YamlNode apply_settings(const YamlNode& doc, const std::vector<Setting>& settings, const std::string& each = "");
 /// The experiment document of one point: the base, freshly parsed so that every position is
 /// intact, with the point's values set (list values keep the position of their list item).
 YamlNode apply_point(const YamlNode& doc, const SweepSpec& sweep, const SweepPoint& point);
@@ -129,12 +138,22 @@ std::string rows_to_csv(const std::vector<Json>& rows);
 std::string rows_to_jsonl(const std::vector<Json>& rows);
 /// The columns of a sweep's results.csv, known before any point runs.
 std::vector<std::string> sweep_columns(const SweepSpec& sweep);
-/// results.json: {"experiment": NAME, "rows": [...]} — what `merge` reads back.
 /// results.json: the experiment's name, the points of the whole sweep (so that merge can tell
 /// a missing shard) and the rows.
 std::string rows_to_json(const std::string& name, const std::vector<Json>& rows, std::size_t points);
 /// Reads a results.json back (`merge`); every malformed part is a ConfigError in `file`.
 SweepResult rows_from_json(const std::string& text, const std::string& file);
+
+/// One shard's results.json as read back, and the file it came from (for its errors).
+struct ShardResult {
+  std::string file;
+  SweepResult result;
+};
+/// The rows of every shard of one sweep, in point order, as one unsharded run writes them.
+/// Shards of another experiment or sweep, rows with other columns than the first shard's and a
+/// point in two shards are ConfigErrors at the shard's file; points that no shard has (half a
+/// sweep is not a merged one) are one at `missing_at`.
+SweepResult merge_shards(const std::vector<ShardResult>& shards, const SourceLocation& missing_at);
 
 /// "I/N" → (I, N); throws ConfigError.
 std::pair<int, int> parse_shard(const std::string& text);
