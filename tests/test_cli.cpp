@@ -496,6 +496,59 @@ TEST_CASE("memory and estimate reject bad arguments with exit 2")
   CHECK(states.exit_code == 2);
 }
 
+TEST_CASE("memory reads its flags with the experiment's training parser, and --set reaches every training key")
+{
+  auto j = [](const std::string& args) {
+    auto r = run_cli(args + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out);
+  };
+  const std::string l8 = "memory --model llama3-8b --platform dgx-h100 --gpus 64 --zero 3";
+  // hybrid sharding: the states shard over the 8 GPUs of a shard group, not over all 64
+  const auto full = j(l8);
+  const auto hsdp = j(l8 + " --set training.data_parallel=hsdp --set training.dp_shard=8");
+  CHECK(full["data_parallel"] == "zero3");
+  CHECK(hsdp["data_parallel"] == "hsdp");
+  CHECK(hsdp["optimizer_bytes"].get<double>() == doctest::Approx(8 * full["optimizer_bytes"].get<double>()));
+  CHECK(run_cli(l8 + " --set training.data_parallel=hsdp --set training.dp_shard=8")
+            .out.find("zero 3 (hsdp, dp_shard 8)") != std::string::npos);
+  // LoRA: no gradients or optimizer states for the frozen base
+  const std::string l70 = "memory --model llama2-70b --platform dgx-h100 --tp 8";
+  const auto base = j(l70);
+  const auto lora = j(l70 + " --set training.lora.rank=16");
+  CHECK(lora["grads_bytes"].get<double>() < 0.01 * base["grads_bytes"].get<double>());
+  CHECK(lora["optimizer_bytes"].get<double>() < 0.01 * base["optimizer_bytes"].get<double>());
+  // expert parallelism: each GPU holds an eighth of the experts
+  const std::string moe = "memory --model qwen3-30b-a3b --platform dgx-h100 --gpus 8";
+  const auto ep8 = j(moe + " --set training.ep=8");
+  CHECK(ep8["ep"] == 8);
+  CHECK(ep8["weights_bytes"].get<double>() < 0.3 * j(moe)["weights_bytes"].get<double>());
+}
+
+TEST_CASE("memory: a bad --set or a layout the rules refuse names the flag it came from")
+{
+  const std::string l8 = "memory --model llama3-8b --platform dgx-h100 --gpus 64";
+  auto err = [](const std::string& args) {
+    auto r = run_cli(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    return r.err;
+  };
+  CHECK(err(l8 + " --set training.tp=2") ==
+        "command line: --set training.tp=2: training.tp has its own flag; valid: --tp\n");
+  CHECK(err(l8 + " --set cluster.gpus=8")
+            .rfind("command line: --set cluster.gpus=8: 'cluster.gpus=8' is not "
+                   "training.KEY=VALUE",
+                   0) == 0);
+  CHECK(err(l8 + " --set training.epp=2").find("unknown key 'epp' in training") != std::string::npos);
+  CHECK(err(l8 + " --set training.data_parallel=zero9").find("command line: --set training.data_parallel=zero9: ") ==
+        0);
+  CHECK(err(l8 + " --set training.data_parallel=hsdp --set training.dp_shard=3")
+            .rfind("command line: --set training.dp_shard=3: ", 0) == 0);
+  // a layout rule broken by a flag's value is said at that flag (32 heads do not split 3 ways)
+  CHECK(err("memory --model llama2-7b --gpu b200 --gpus 3 --tp 3").rfind("command line: --tp: ", 0) == 0);
+}
+
 TEST_CASE("platform show --svg draws the fabric by tier with nodes and switches folded, legible at 1,024 GPUs")
 {
   const std::string big = temp_dir() + "/rail.svg", small = temp_dir() + "/small.svg";

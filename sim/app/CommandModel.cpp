@@ -1,7 +1,9 @@
 // clustersim memory / estimate / model: the cost model's back-of-envelope answers.
 #include "sim/app/Arguments.hpp"
 #include "sim/app/Commands.hpp"
+#include "sim/app/Report.hpp"
 #include "sim/study/Catalog.hpp"
+#include "sim/study/Sweep.hpp"
 #include "strategies/CostModel.hpp"
 #include "strategies/LayoutRules.hpp"
 #include "strategies/PipelineSchedule.hpp"
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 namespace clustersim {
@@ -65,8 +68,10 @@ struct MemOptions {
   std::string state_bytes; ///< empty: the framework's
   std::string framework = "megatron";
   bool json = false;
+  std::vector<std::string> sets; ///< --set training.KEY=VALUE
   bool gpus_given = false;
   bool seq_given = false;
+  bool zero_given = false;
 };
 
 /// The flags every layout needs, each within the training table's bounds.
@@ -91,20 +96,6 @@ void check_memory_flags(const MemOptions& mo)
     const KeySpec& k = model_section().at("seq_len");
     int_argument(mo.seq, "--seq", static_cast<long long>(k.min), static_cast<long long>(k.max));
   }
-}
-
-/// The command-line flag of a training key, for layout errors.
-std::string flag_of(const std::string& key)
-{
-  if (key == "dp")
-    return "--gpus";
-  if (key == "pipeline_schedule")
-    return "--schedule";
-  std::string f = "--" + key;
-  for (char& c : f)
-    if (c == '_')
-      c = '-';
-  return f;
 }
 
 Framework framework_argument(const std::string& value)
@@ -156,45 +147,86 @@ int memory_of_params(const MemOptions& mo, const GpuSpec& gpu, const std::vector
   return 0;
 }
 
+/// The flags of the `memory` command that set a training key, and the key each sets.
+const std::map<std::string, std::string>& memory_flag_keys()
+{
+  static const std::map<std::string, std::string> keys = {
+      // clang-format off
+      {"--tp", "tp"}, {"--pp", "pp"}, {"--cp", "cp"}, {"--gpus", "dp"}, {"--vpp", "vpp"}, {"--zero", "zero"},
+      {"--micro-batch", "micro_batch"}, {"--global-batch", "global_batch"}, {"--recompute", "recompute"},
+      {"--schedule", "pipeline_schedule"}, {"--precision", "precision"}, {"--sequence-parallel", "sequence_parallel"},
+      {"--flash-attention", "flash_attention"}, {"--no-flash-attention", "flash_attention"},
+      {"--framework", "framework"}, {"--state-bytes", "state_bytes"},
+      // clang-format on
+  };
+  return keys;
+}
+
+/// `--set training.KEY=VALUE`: any training key the command has no flag for (ep, data_parallel,
+/// dp_shard, lora.rank, ...), checked as the experiment file's would be.
+Setting memory_set(const std::string& text)
+{
+  const SourceLocation where = command_line("--set " + text);
+  const auto eq = text.find('=');
+  const std::string path = eq == std::string::npos ? text : text.substr(0, eq);
+  if (eq == std::string::npos || path.rfind("training.", 0) != 0)
+    throw ConfigError(where, "'" + text + "' is not training.KEY=VALUE",
+                      "--set training.ep=8: a dotted key of the experiment's training table, '=', its value");
+  const std::string key = path.substr(9, path.find('.', 9) - 9);
+  for (const auto& [flag, k] : memory_flag_keys())
+    if (key == k)
+      throw ConfigError(where, "training." + key + " has its own flag", flag);
+  return {path, text.substr(eq + 1), where};
+}
+
+/// The layout the flags describe, read by the experiment's own training parser: the same keys,
+/// defaults and rules as a file's `training:` section, each error naming the flag it came from.
 TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSpec& gpu, const std::vector<double>& sb)
 {
-  TrainingSpec t;
-  t.tp = mo.tp;
-  t.pp = mo.pp;
-  t.cp = mo.cp;
-  t.vpp = mo.vpp;
-  t.zero = mo.zero;
-  const int replica = t.model_parallel();
+  const int replica = mo.tp * mo.pp * mo.cp;
   const int gpus = mo.gpus_given ? mo.gpus : replica;
   if (gpus % replica != 0)
     throw ConfigError(command_line("--gpus"),
                       std::to_string(gpus) + " GPUs do not divide into tp*pp*cp = " + std::to_string(replica),
                       "a multiple of tp*pp*cp");
-  t.dp = gpus / replica;
-  t.micro_batch = mo.micro_batch;
+  const int dp = gpus / replica;
+  std::vector<Setting> settings;
+  auto set = [&](const std::string& flag, const std::string& text, const std::string& part = "") {
+    settings.push_back({"training." + memory_flag_keys().at(flag) + part, text, command_line(flag)});
+  };
+  set("--tp", std::to_string(mo.tp));
+  set("--pp", std::to_string(mo.pp));
+  set("--cp", std::to_string(mo.cp));
+  set("--gpus", std::to_string(dp));
+  set("--vpp", std::to_string(mo.vpp));
+  set("--micro-batch", std::to_string(mo.micro_batch));
+  if (mo.zero_given)
+    set("--zero", std::to_string(mo.zero));
   // by default as many micro-batches per step as pipeline stages: a 1F1B pipeline full, as every
   // pipelined run keeps it (one micro-batch per step would leave stage 0 one in flight)
-  const long long per_step = static_cast<long long>(mo.micro_batch) * t.dp * t.pp;
-  t.global_batch = mo.global_batch > 0 ? mo.global_batch : static_cast<int>(std::min<long long>(per_step, 1 << 30));
-  const auto& rn = recompute_names();
-  t.recompute = static_cast<Recompute>(std::find(rn.begin(), rn.end(),
-                                                 choice_argument(mo.recompute, rn, "--recompute", "recompute")) -
-                                       rn.begin());
-  t.schedule = mo.schedule.empty()
-                   ? default_schedule(t.vpp)
-                   : choice_argument(mo.schedule, ScheduleRegistry::instance().names(), "--schedule", "schedule");
-  t.precision = precision_argument(mo.precision, gpu);
-  t.sequence_parallel = mo.sequence_parallel;
-  t.flash_attention = mo.flash;
-  t.framework = framework_argument(mo.framework);
-  if (!sb.empty()) {
-    t.weight_state_bytes = sb[0];
-    t.grad_state_bytes = sb[1];
-    t.optimizer_state_bytes = sb[2];
+  const long long per_step = static_cast<long long>(mo.micro_batch) * dp * mo.pp;
+  set("--global-batch", std::to_string(mo.global_batch > 0 ? mo.global_batch : std::min<long long>(per_step, 1 << 30)));
+  set("--recompute", mo.recompute);
+  if (!mo.schedule.empty())
+    set("--schedule", mo.schedule);
+  set("--precision", to_string(precision_argument(mo.precision, gpu)));
+  if (mo.sequence_parallel)
+    set("--sequence-parallel", "true");
+  if (mo.flash_given)
+    set(mo.flash ? "--flash-attention" : "--no-flash-attention", mo.flash ? "true" : "false");
+  set("--framework", mo.framework);
+  const char* parts[] = {".weights", ".grads", ".optimizer"};
+  for (std::size_t i = 0; i < sb.size(); ++i) {
+    std::ostringstream text;
+    text.precision(17);
+    text << sb[i];
+    set("--state-bytes", text.str(), parts[i]);
   }
-  if (auto v = check_layout(t, m, gpus))
-    throw ConfigError(command_line(flag_of(v->key)), v->message, v->valid, ConfigError::Kind::rule);
-  return t;
+  for (const auto& s : mo.sets)
+    settings.push_back(memory_set(s));
+  const YamlNode doc = apply_settings(YamlNode::load_string("training: {}\n", "command line"), settings);
+  YamlMap top(doc, "command line");
+  return parse_training(top.require("training"), gpus, m);
 }
 
 int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, const std::vector<double>& sb)
@@ -220,6 +252,8 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
             {"params", m.total_params()},
             {"gpu", gpu.id},
             {"gpus", gpus},
+            {"ep", t.ep},
+            {"data_parallel", t.data_parallel_name()},
             {"weights_bytes", b.weights},
             {"grads_bytes", b.grads},
             {"optimizer_bytes", b.optimizer},
@@ -235,9 +269,11 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
             {"flash_attention", t.flash_attention},
             {"assumptions", {{"global_batch", batch_origin}, {"flash_attention", flash_origin}}}};
   std::ostringstream text;
-  text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << gpus << " x " << gpu.id << ": tp "
-       << t.tp << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp << ", zero " << t.zero << ", micro-batch "
-       << t.micro_batch << ", seq " << m.seq_len << ", recompute " << to_string(t.recompute) << "\n";
+  text << m.name << " (" << m.total_params() / 1e9 << "B parameters) on " << gpus << " x " << gpu.id << ": tp " << t.tp
+       << ", pp " << t.pp << ", cp " << t.cp << ", dp " << t.dp
+       << (t.ep > 1 ? ", ep " + std::to_string(t.ep) + ", etp " + std::to_string(t.etp) : "") << ", zero " << t.zero
+       << describe_strategy(t) << ", micro-batch " << t.micro_batch << ", seq " << m.seq_len << ", recompute "
+       << to_string(t.recompute) << "\n";
   text << "  global batch " << t.global_batch << " (" << batch_origin << ")\n";
   text << "  flash attention " << (t.flash_attention ? "on" : "off") << " (" << flash_origin << ")\n";
   text << "  weights      " << gb(b.weights) << "\n  gradients    " << gb(b.grads) << "\n  optimizer    "
@@ -280,10 +316,14 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->add_option("--state-bytes", mo->state_bytes,
                   "bytes per parameter of weights,grads,optimizer (default: the framework's, e.g. megatron bf16 "
                   "2,4,12)");
+  mem->add_option("--set", mo->sets,
+                  "training.KEY=VALUE for a training key without a flag of its own, e.g. --set training.ep=8 "
+                  "--set training.data_parallel=hsdp --set training.lora.rank=16 (repeatable)");
   mem->add_flag("--json", mo->json, "print JSON");
   mem->callback([mo, mem, &action] {
     mo->gpus_given = mem->count("--gpus") > 0;
     mo->seq_given = mem->count("--seq") > 0;
+    mo->zero_given = mem->count("--zero") > 0;
     mo->flash_given = mem->count("--flash-attention") + mem->count("--no-flash-attention") > 0;
     action = [mo] {
       check_memory_flags(*mo);

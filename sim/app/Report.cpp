@@ -13,15 +13,8 @@ std::string format_figures(const RunMetrics& m);
 std::string format_where(const RunMetrics& m);
 } // namespace
 
-std::string format_report(const RunMetrics& m)
+std::string describe_strategy(const TrainingSpec& t)
 {
-  const TrainingSpec& t = m.training;
-  std::ostringstream o;
-  char buf[256];
-  const MemoryBreakdown& mem = m.memory;
-  if (!mem.fits) // a step that cannot run leads with it: the figures below describe a step that would not run
-    o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
-  o << m.name << "\n";
   // a strategy that the ZeRO stage alone does not name is named beside it
   std::string strategy =
       t.data_parallel_name() == TrainingSpec::zero_strategy(t.zero) ? "" : " (" + t.data_parallel_name();
@@ -31,6 +24,19 @@ std::string format_report(const RunMetrics& m)
     strategy += ")";
   if (t.frozen_base())
     strategy += ", LoRA rank " + std::to_string(t.lora.rank) + " on " + join(t.lora.targets, "+");
+  return strategy;
+}
+
+std::string format_report(const RunMetrics& m)
+{
+  const TrainingSpec& t = m.training;
+  std::ostringstream o;
+  char buf[256];
+  const MemoryBreakdown& mem = m.memory;
+  if (!mem.fits) // a step that cannot run leads with it: the figures below describe a step that would not run
+    o << "OUT OF MEMORY: " << describe_oom(mem) << "; this step would not run\n";
+  o << m.name << "\n";
+  const std::string strategy = describe_strategy(t);
   std::snprintf(buf, sizeof buf, "  %s on %d x %s: tp %d, pp %d, dp %d, cp %d, vpp %d, zero %d%s, %s, recompute %s%s\n",
                 m.model.c_str(), m.gpus, m.platform.c_str(), t.tp, t.pp, t.dp, t.cp, t.vpp, t.zero, strategy.c_str(),
                 t.schedule.c_str(), to_string(t.recompute), t.sequence_parallel ? ", sequence parallel" : "");

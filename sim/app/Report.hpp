@@ -8,6 +8,9 @@
 namespace clustersim {
 
 std::string format_report(const RunMetrics& m);
+/// What follows "zero N" where the stage alone does not say it: " (hsdp, dp_shard 8)", ", LoRA
+/// rank 16 on qkv+proj"; empty for plain ZeRO.
+std::string describe_strategy(const TrainingSpec& t);
 
 /// "pipeline stage S needs X per GPU of Y (dominated by Z)": why a step does not fit, for the
 /// report's first line and run's exit message.
