@@ -549,6 +549,23 @@ TEST_CASE("memory: a bad --set or a layout the rules refuse names the flag it ca
   CHECK(err("memory --model llama2-7b --gpu b200 --gpus 3 --tp 3").rfind("command line: --tp: ", 0) == 0);
 }
 
+TEST_CASE("platform show states the job's NVLink domains: 256 GPUs of GB200 NVL72 take 16 of each rack's 18 trays")
+{
+  // MLPerf's GB200 submissions set 16 trays per NVLink domain; a job over several racks takes
+  // the same nodes of each (ClusterGraph::job_domain_nodes), so 64-GPU groups stay in a rack
+  auto r = run_cli("platform show gb200-nvl72 --gpus 256 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["nvlink_domains"] == 4);
+  CHECK(j["gpus_per_nvlink_domain"] == 64);
+  CHECK(j["gpus_per_platform_domain"] == 72);
+  CHECK(run_cli("platform show gb200-nvl72 --gpus 256")
+            .out.find("4 (64 GPUs each: 16 of each domain's 18 nodes, nvswitch)") != std::string::npos);
+  // 288 GPUs fill four racks
+  CHECK(nlohmann::json::parse(run_cli("platform show gb200-nvl72 --gpus 288 --json").out)["gpus_per_nvlink_domain"] ==
+        72);
+}
+
 TEST_CASE("platform show --svg draws the fabric by tier with nodes and switches folded, legible at 1,024 GPUs")
 {
   const std::string big = temp_dir() + "/rail.svg", small = temp_dir() + "/small.svg";

@@ -59,6 +59,7 @@ TopologyFacts compute_facts(const ClusterGraph& cg)
   f.gpus = cg.gpus();
   f.nodes = cg.nodes();
   f.domains = cg.domains();
+  f.gpus_per_domain = cg.gpus_per_domain();
   f.fabric_levels = cg.fabric_levels();
   f.switches = cg.count(VertexKind::leaf) + cg.count(VertexKind::spine) + cg.count(VertexKind::core);
   f.vertices = static_cast<int>(boost::num_vertices(g));

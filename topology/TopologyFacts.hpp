@@ -12,6 +12,7 @@ struct TopologyFacts {
   int gpus = 0;
   int nodes = 0;
   int domains = 0;
+  int gpus_per_domain = 0; ///< of the job: a job over several domains takes the same nodes of each
   int fabric_levels = 0;
   int switches = 0; ///< leaf + spine + core
   int vertices = 0;

@@ -60,7 +60,8 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
   j["nodes"] = f.nodes;
   j["gpus_per_node"] = p.node.gpus;
   j["nvlink_domains"] = f.domains;
-  j["gpus_per_nvlink_domain"] = p.gpus_per_domain();
+  j["gpus_per_nvlink_domain"] = f.gpus_per_domain;
+  j["gpus_per_platform_domain"] = p.gpus_per_domain();
   j["scale_up"] = to_string(p.node.scale_up);
   j["fabric"] = to_string(p.fabric.kind);
   j["fabric_levels"] = f.fabric_levels;
@@ -115,8 +116,13 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
                        " per kernel launched eager, " + format_quantity(p.node.gpu.host.launch, Quantity::time) +
                        " per CUDA graph replay)");
   line("nodes", std::to_string(f.nodes) + " (" + std::to_string(p.node.gpus) + " GPUs each)");
-  line("NVLink domains", std::to_string(f.domains) + " (" + std::to_string(p.gpus_per_domain()) + " GPUs each, " +
-                             to_string(p.node.scale_up) + ")");
+  // a job over several domains takes the same number of nodes from each (Slurm's --segment)
+  const std::string partial = f.gpus_per_domain < p.gpus_per_domain() && f.domains > 1
+                                  ? ": " + std::to_string(f.gpus_per_domain / p.node.gpus) + " of each domain's " +
+                                        std::to_string(p.node.domain_nodes) + " nodes"
+                                  : "";
+  line("NVLink domains", std::to_string(f.domains) + " (" + std::to_string(f.gpus_per_domain) + " GPUs each" + partial +
+                             ", " + to_string(p.node.scale_up) + ")");
   std::snprintf(buf, sizeof buf, "%s, %d level(s), %d switches, oversubscription %g:1", to_string(p.fabric.kind),
                 f.fabric_levels, f.switches, p.fabric.oversubscription);
   line("scale-out fabric", buf);
