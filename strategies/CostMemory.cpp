@@ -2,6 +2,7 @@
 // micro-batches its pipeline schedule keeps in flight, buffers and the runtime's reserve.
 #include "strategies/CostModel.hpp"
 
+#include "strategies/MoeDispatcher.hpp"
 #include "strategies/PipelineSchedule.hpp"
 
 #include <algorithm>
@@ -362,7 +363,9 @@ MemoryBreakdown CostModel::memory(int stage) const
   }
   // a MoE layer's dispatch: the send and receive buffers of its routed copies
   if (model_.experts > 1 && training_.ep > 1)
-    buckets += 2 * moe_dispatch_bytes() * training_.etp;
+    buckets += 2 * (MoeDispatcherRegistry::instance().shared(training_.moe_dispatcher).gathers()
+                        ? moe_gather_bytes()
+                        : moe_dispatch_bytes() * training_.etp);
   m.buffers = logits_ws + buckets;
   // CUDA context, cuBLAS/NCCL workspaces (stated allowance), and 5 % allocator fragmentation of
   // what is allocated and freed within the step (activations, buffers): the model states are

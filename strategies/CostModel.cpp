@@ -55,6 +55,11 @@ double CostModel::moe_dispatch_bytes() const
   return moe_tokens() * model_.top_k * model_.hidden * element_bytes();
 }
 
+double CostModel::moe_gather_bytes() const
+{
+  return moe_tokens() * model_.hidden * element_bytes() * training_.etp * training_.ep;
+}
+
 double CostModel::moe_distinct_bins(int bins) const
 {
   // The k experts are drawn uniformly from the pool of the token's chosen groups (all experts

@@ -201,6 +201,10 @@ public:
   /// micro-batch: every routed copy of its tokens (nccl-tests convention: its own share
   /// included; (ep-1)/ep of it leaves the rank).
   double moe_dispatch_bytes() const;
+  /// What an all-gathering dispatcher (MoeDispatcher::gathers) holds per rank and MoE layer
+  /// after its gather: every token of the etp x ep group, moe_tokens() × hidden × bytes × etp ×
+  /// ep (the gather's output, nccl-tests convention; the combine's reduce-scatter input).
+  double moe_gather_bytes() const;
   /// Expected number of `bins` equal shares of the experts (ranks, or NVLink domains of an EP
   /// group) that a token's top_k distinct experts fall in, routing uniform:
   /// bins·(1 − C(E − E/bins, k) / C(E, k)); under group-limited routing (router_groups,

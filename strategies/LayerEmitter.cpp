@@ -542,8 +542,33 @@ PerPos LayerEmitter::ep_exchange(int stage, bool dispatch, const Workload::Label
                                      label.layer, label.micro_batch},
                                     deps));
   };
+  // Megatron's allgather dispatcher: all of the etp x ep group's tokens to every rank of it, then
+  // the outputs reduce-scattered back, as two nested steps (over ep, then over etp): the same bytes
+  // reach each rank as one gather over the whole group
+  auto gather = [&] {
+    const double local = cost_.moe_gather_bytes() / (t_.ep * t_.etp); // one rank's tokens
+    auto step = [&](E d, int size, double out) {
+      const CollOp op = to_experts ? CollOp::all_gather : CollOp::reduce_scatter;
+      if (size > 1)
+        deps = single(ctx_.collective(
+            stage, ctx_.expert_groups(stage, d), op, out, Stream::ep,
+            {Category::ep_comm,
+             dir + (d == E::ep ? "_ep" : "_etp") + (op == CollOp::all_gather ? "_all_gather" : "_reduce_scatter"),
+             label.layer, label.micro_batch},
+            deps));
+    };
+    if (to_experts) {
+      step(E::ep, t_.ep, local * t_.ep);
+      step(E::etp, t_.etp, local * t_.ep * t_.etp);
+    } else {
+      step(E::etp, t_.etp, local * t_.ep * t_.etp);
+      step(E::ep, t_.ep, local * t_.ep);
+    }
+  };
   // a backward pass enters the combine's gradient first (the reverse of forward's dispatch)
-  if (to_experts) {
+  if (MoeDispatcherRegistry::instance().shared(t_.moe_dispatcher).gathers()) {
+    gather();
+  } else if (to_experts) {
     a2a();
     etp(CollOp::all_gather);
   } else {

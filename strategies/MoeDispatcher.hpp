@@ -19,6 +19,11 @@ public:
   /// Whether what arrives is regrouped by local expert before the expert GEMMs and back before
   /// the combine (a permutation kernel each way).
   virtual bool regroups() const { return false; }
+  /// Whether every rank of the expert-tensor x expert-parallel group receives all of the
+  /// group's tokens (an all-gather), keeps those routed to its own experts, and the combine
+  /// reduce-scatters the outputs back (Megatron's MoEAllGatherTokenDispatcher), instead of
+  /// exchanging only the routed copies.
+  virtual bool gathers() const { return false; }
   /// Megatron-LM's --moe-token-dispatcher-type, and --moe-flex-dispatcher-backend when that is flex.
   virtual const char* megatron_type() const = 0;
   virtual const char* flex_backend() const { return nullptr; }

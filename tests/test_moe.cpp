@@ -145,6 +145,57 @@ TEST_CASE("the expert-parallel groups fold inside a stage's tp x cp x dp ranks, 
   CHECK(l2.expert_group(0, 1, 8, E::edp) == std::vector<std::uint32_t>{0, 8});
 }
 
+TEST_CASE("the allgather dispatcher gathers every token of the etp x ep group to each rank and reduce-scatters the "
+          "outputs back, whatever top_k")
+{
+  // Megatron-Core's MoEAllGatherTokenDispatcher ([(S/TP)*B, H] -> [S*B*EP, H] over tp_ep_group)
+  const ModelSpec m = small_moe();
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  auto count = [](const StepPlan& plan, CollOp op, double bytes, std::size_t members) {
+    int n = 0;
+    for (const auto& call : plan.workload.collectives())
+      if (call.category == Category::ep_comm && call.op == op) {
+        ++n;
+        CHECK(call.bytes == doctest::Approx(bytes));
+        CHECK(plan.workload.groups()[call.group].ranks.size() == members);
+      }
+    return n;
+  };
+  TrainingSpec t = training(1, 1, 8, 8);
+  t.moe_dispatcher = "allgather";
+  CostModel c(m, t, gpu);
+  const double local = static_cast<double>(m.seq_len) * m.hidden * 2.0; // one rank's tokens
+  CHECK(c.moe_gather_bytes() == doctest::Approx(8 * local));
+  const StepPlan plan = build_step(c);
+  // 3 MoE layers x 4 micro-batches x (forward dispatch + backward combine), and the reverse
+  CHECK(count(plan, CollOp::all_gather, 8 * local, 8) == 3 * 4 * 2);
+  CHECK(count(plan, CollOp::reduce_scatter, 8 * local, 8) == 3 * 4 * 2);
+  CHECK(count(plan, CollOp::all_to_all, 0, 0) == 0);
+  // every token reaches all 8 ranks: 7 shares leave each, against the routed copies' 2 x 7/8
+  CHECK(c.moe_gather_bytes() * 7 / 8 == doctest::Approx(4 * c.moe_dispatch_bytes() * 7 / 8));
+  // the gathered tokens and the combine's input are held as buffers
+  TrainingSpec a2a = t;
+  a2a.moe_dispatcher = "alltoall";
+  CHECK(c.peak_memory().buffers - CostModel(m, a2a, gpu).peak_memory().buffers ==
+        doctest::Approx(2 * (c.moe_gather_bytes() - c.moe_dispatch_bytes())));
+  // with expert tensor parallelism the group is etp x ep: over ep, then over etp
+  TrainingSpec folded = training(2, 1, 8, 4);
+  folded.etp = 2;
+  folded.moe_dispatcher = "allgather";
+  const StepPlan fp = build_step(CostModel(m, folded, gpu));
+  const double half = local / 2; // sequence parallel: each rank routes half the sequence
+  int ep_gathers = 0, etp_gathers = 0;
+  for (const auto& call : fp.workload.collectives())
+    if (call.category == Category::ep_comm && call.op == CollOp::all_gather) {
+      const std::size_t members = fp.workload.groups()[call.group].ranks.size();
+      CHECK(call.bytes == doctest::Approx(members == 4 ? 4 * half : 8 * half));
+      (members == 4 ? ep_gathers : etp_gathers) += 1;
+    }
+  // 16 GPUs: one call per group, 4 ep groups of 4 and 8 etp groups of 2
+  CHECK(ep_gathers == 3 * 4 * 2 * 4);
+  CHECK(etp_gathers == 3 * 4 * 2 * 8);
+}
+
 TEST_CASE("every MoE layer dispatches and combines tokens x top_k x hidden over its EP group, twice each way")
 {
   const ModelSpec m = small_moe();

@@ -124,9 +124,10 @@ double exchange_bound(const CostModel& cost, const PlatformSpec& p, int gpus)
   if (t.ep <= domain || nic <= 0)
     return 0;
   const int domains = (t.ep + domain - 1) / domain;
-  const double out = MoeDispatcherRegistry::instance().shared(t.moe_dispatcher).deduplicates()
-                         ? cost.moe_dedup_bytes(domains) * (domains - 1) / domains
-                         : cost.moe_dispatch_bytes() * (t.ep - domain) / t.ep;
+  const MoeDispatcher& dispatcher = MoeDispatcherRegistry::instance().shared(t.moe_dispatcher);
+  const double out = dispatcher.deduplicates() ? cost.moe_dedup_bytes(domains) * (domains - 1) / domains
+                     : dispatcher.gathers()    ? cost.moe_gather_bytes() / t.etp * (t.ep - domain) / t.ep
+                                               : cost.moe_dispatch_bytes() * (t.ep - domain) / t.ep;
   int layers = 0;
   for (int stage = 0; stage < t.pp; ++stage)
     layers = std::max(layers, cost.moe_layers_on(stage));
