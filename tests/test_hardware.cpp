@@ -166,6 +166,59 @@ TEST_CASE("a training-shapes median caps a user GPU's GEMMs, and one above its M
                    "best shape's rate") != std::string::npos);
 }
 
+TEST_CASE("a GPU states its own kernel constants: a sustained clock under load below the catalog's slows its GEMMs, "
+          "and platform show lists them")
+{
+  // a GPU that runs well below its peak clock under load (issue: an MI350X at 1,000 W against an
+  // MI355X at 1,400 W) says so in its description instead of taking the catalog's one figure
+  auto with = [](const std::string& kernels) {
+    std::string text = kUserPlatform;
+    text.replace(text.find("    power_cap: 500W\n"), 20, kernels.empty() ? "" : "    kernels: " + kernels + "\n");
+    return text;
+  };
+  auto step = [&](const std::string& kernels) {
+    std::string dir = user_dir_with(with(kernels));
+    std::string exp = write_in(dir, "exp.yaml", "model: llama3-8b\ncluster: {platform: cluster.yaml, gpus: 8}\n"
+                                                "training: {tp: 1, dp: 8, micro_batch: 1, zero: 1}\n");
+    auto r = run_cli("run " + exp + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return nlohmann::json::parse(r.out)["breakdown"]["compute_s"].get<double>();
+  };
+  const double catalog_sustained = catalog().gpus().find("h100-sxm5-80gb")->sustained;
+  const double own = step("{sustained: " + std::to_string(catalog_sustained / 2) + "}");
+  const double base = step("");
+  // the compute-bound GEMMs take twice as long; the memory-bound kernels do not move
+  CHECK(own > 1.6 * base);
+  CHECK(own < 2.0 * base);
+  CHECK(step("{launch_gap: 50us}") > base);
+  std::string dir = user_dir_with(with("{sustained: 0.5, launch_gap: 5us}"));
+  auto shown = run_cli("platform show " + dir + "/cluster.yaml --gpus 8");
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
+  CHECK(shown.out.find("GPU kernel constants               launch_gap 5us, sustained 0.5 (its own, in place of the "
+                       "catalog's)") != std::string::npos);
+  const auto j = nlohmann::json::parse(run_cli("platform show " + dir + "/cluster.yaml --gpus 8 --json").out);
+  CHECK(j["gpu_own_kernels"]["sustained"] == 0.5);
+  // a GPU described without a base takes the catalog's constants where it states none
+  GpuSpec described = *catalog().gpus().find("h100-sxm5-80gb");
+  described.own_kernels = {{"sustained", 0.5}};
+  const GpuSpec given = catalog().gpus().with_kernel_constants(described);
+  CHECK(given.sustained == 0.5);
+  CHECK(given.launch_gap == catalog().gpus().find("h100-sxm5-80gb")->launch_gap);
+  // the catalog's GPUs keep the catalog's figures
+  CHECK(nlohmann::json::parse(run_cli("platform show dgx-h100 --gpus 8 --json").out)["gpu_own_kernels"].empty());
+  // a misspelt or out-of-range constant exits 2 at its place
+  dir = user_dir_with(with("{sustaned: 0.5}"));
+  auto bad = run_cli("platform show " + dir + "/cluster.yaml");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.find(dir + "/cluster.yaml:7:") == 0);
+  CHECK(bad.err.find("unknown key 'sustaned' in kernels of gpu") != std::string::npos);
+  dir = user_dir_with(with("{sustained: 1.5}"));
+  bad = run_cli("platform show " + dir + "/cluster.yaml");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(dir + "/cluster.yaml:7:") == 0);
+}
+
 TEST_CASE("the platforms the published sets name are in the catalog, and each runs from a user's copy")
 {
   for (const char* name : {"grand-teton-h100", "dgx-b300", "gb300-nvl72", "hgx-h800", "dgx-b200", "gb200-nvl72"}) {

@@ -191,6 +191,38 @@ const Section& kernels_section()
   return s;
 }
 
+const Section& gpu_kernels_section()
+{
+  static const Section s = [] {
+    Section k = kernels_section();
+    k.name = "gpu.kernels";
+    k.doc = "this GPU's own kernel constants, each overriding the catalog's kernels: (state its source beside it)";
+    for (KeySpec& key : k.keys)
+      key.required = false;
+    return k;
+  }();
+  return s;
+}
+
+namespace {
+
+/// Sets one kernel constant of `g` by its key in kernels_section().
+void set_kernel_constant(GpuSpec& g, const std::string& key, double v)
+{
+  if (key == "gemm_k_overhead")
+    g.gemm_k_overhead = v;
+  else if (key == "launch_gap")
+    g.launch_gap = v;
+  else if (key == "sustained")
+    g.sustained = v;
+  else if (key == "power_exponent")
+    g.power_exponent = v;
+  else
+    throw std::logic_error("no kernel constant '" + key + "'");
+}
+
+} // namespace
+
 const Section& gpu_section()
 {
   using K = KeySpec;
@@ -215,6 +247,8 @@ const Section& gpu_section()
           K::choice("host_cpu", "x86", host_cpu_names(),
                     "the CPU class hosting it (x86 servers; grace for the Grace superchips); a platform's node.cpu "
                     "overrides it"),
+          K::section("kernels", "gpu.kernels",
+                     "its own kernel constants (sustained clock under load, launch gap, ...) in place of the catalog's"),
       }};
   return s;
 }
@@ -552,6 +586,16 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   }
   if (auto a = m.find("attention"))
     read_attention(*a, g, curves);
+  if (auto k = m.find("kernels")) {
+    SectionReader km(*k, gpu_kernels_section(), "kernels of gpu '" + id + "'");
+    for (const KeySpec& key : gpu_kernels_section().keys)
+      if (km.has(key.key)) {
+        const double v = key.type == KeyType::quantity ? km.quantity(key.key) : km.number(key.key);
+        g.own_kernels[key.key] = v;
+        set_kernel_constant(g, key.key, v);
+      }
+    km.finish();
+  }
   if (!over || m.has("host_cpu"))
     g.host.name = m.choice("host_cpu");
   if (g.attention.empty() && g.attention_efficiency <= 0)
@@ -626,6 +670,8 @@ GpuSpec GpuCatalog::with_kernel_constants(GpuSpec g) const
   g.launch_gap = launch_gap_;
   g.sustained = sustained_;
   g.power_exponent = power_exponent_;
+  for (const auto& [key, v] : g.own_kernels)
+    set_kernel_constant(g, key, v);
   g.host = host_cpus_.at(g.host.name);
   g.derive();
   return g;

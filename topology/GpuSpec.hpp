@@ -97,6 +97,9 @@ struct GpuSpec {
   double launch_gap = 0;      ///< s of idle GPU between two kernels of a stream (launch, no CUDA graphs)
   double sustained = 1;       ///< sustained in-training / isolated-benchmark throughput of compute-bound kernels
   double power_exponent = 0;  ///< compute-bound throughput scales as (power_cap / tdp)^this
+  /// The kernel constants this GPU states itself (`kernels:` of its description), by key: they
+  /// override the catalog's (a GPU that runs below its peak clock under load says so).
+  std::map<std::string, double> own_kernels;
 
   double peak(Precision p) const; ///< 0 when unsupported
   bool supports(Precision p) const { return peak(p) > 0; }
@@ -120,6 +123,8 @@ struct GpuSpec {
 /// The keys of the GPU catalog file and of one GPU.
 const Section& gpu_catalog_section();
 const Section& kernels_section();
+/// The same keys for one GPU (`gpu.kernels`), each optional.
+const Section& gpu_kernels_section();
 const Section& gpu_section();
 const Section& gpu_peak_section();
 const Section& gpu_memory_section();
@@ -148,7 +153,7 @@ public:
   const GpuSpec* find(const std::string& id) const;
   std::vector<std::string> ids() const;
   /// A GPU described outside the catalog (a platform file's inline GPU), given the catalog's
-  /// kernel-level constants.
+  /// kernel-level constants where it states none of its own.
   GpuSpec with_kernel_constants(GpuSpec g) const;
   /// A host CPU class of `host_cpus:` by name (x86, grace).
   const HostCpu& host_cpu(const std::string& name) const { return host_cpus_.at(name); }

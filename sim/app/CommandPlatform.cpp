@@ -56,6 +56,9 @@ nlohmann::ordered_json facts_json(const ClusterGraph& cg, const TopologyFacts& f
   j["gpu_peak_bf16_flops"] = p.node.gpu.peak(Precision::bf16);
   j["gpu_tdp_watts"] = p.node.gpu.tdp_watts;
   j["gpu_power_cap_watts"] = p.node.gpu.power_cap_watts;
+  j["gpu_own_kernels"] = nlohmann::ordered_json::object();
+  for (const auto& [key, v] : p.node.gpu.own_kernels)
+    j["gpu_own_kernels"][key] = v;
   j["gpus"] = f.gpus;
   j["nodes"] = f.nodes;
   j["gpus_per_node"] = p.node.gpus;
@@ -112,6 +115,16 @@ std::string facts_text(const ClusterGraph& cg, const TopologyFacts& f)
                     ? (", capped at " + format_quantity(p.node.gpu.power_cap_watts, Quantity::power)).c_str()
                     : "");
   line("GPU memory, peak, power", gpu);
+  if (!p.node.gpu.own_kernels.empty()) {
+    std::string own;
+    for (const auto& [key, v] : p.node.gpu.own_kernels) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", v);
+      own += (own.empty() ? "" : ", ") + key + " " +
+             (gpu_kernels_section().at(key).type == KeyType::quantity ? format_quantity(v, Quantity::time) : value);
+    }
+    line("GPU kernel constants", own + " (its own, in place of the catalog's)");
+  }
   line("host CPU", p.node.gpu.host.name + " (" + format_quantity(p.node.gpu.host.op, Quantity::time) +
                        " per kernel launched eager, " + format_quantity(p.node.gpu.host.launch, Quantity::time) +
                        " per CUDA graph replay)");

@@ -172,7 +172,7 @@ std::vector<const Section*> all_sections()
           &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
           &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
-          &fabric_section(),     &background_section(), &cost_section(),          &gpu_catalog_section(), &kernels_section(),
+          &fabric_section(),     &background_section(), &cost_section(),          &gpu_catalog_section(), &kernels_section(), &gpu_kernels_section(),
           &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section(),
           &gpu_gemm_section(),   &attention_curve_section(), &attention_point_section(), &frameworks_file_section(),
           &framework_section(),  &framework_bucket_section(), &framework_sharded_section(), &tp_overlap_section(), &kernel_set_section(),
