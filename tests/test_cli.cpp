@@ -545,6 +545,9 @@ TEST_CASE("memory: a bad --set or a layout the rules refuse names the flag it ca
         0);
   CHECK(err(l8 + " --set training.data_parallel=hsdp --set training.dp_shard=3")
             .rfind("command line: --set training.dp_shard=3: ", 0) == 0);
+  CHECK(err("memory --params 7e9 --gpu h100 --set training.ep=2") ==
+        "command line: --set training.ep=2: --params prices model states only; valid: --model NAME|FILE with --set, or "
+        "--params without it\n");
   // a layout rule broken by a flag's value is said at that flag (32 heads do not split 3 ways)
   CHECK(err("memory --model llama2-7b --gpu b200 --gpus 3 --tp 3").rfind("command line: --tp: ", 0) == 0);
 }

@@ -117,6 +117,9 @@ std::vector<double> states_of(const MemOptions& mo, const Catalog& c, const GpuS
 
 int memory_of_params(const MemOptions& mo, const GpuSpec& gpu, const std::vector<double>& sb)
 {
+  if (!mo.sets.empty()) // the model states of a parameter count read no other training key
+    throw ConfigError(command_line("--set " + mo.sets.front()), "--params prices model states only",
+                      "--model NAME|FILE with --set, or --params without it");
   const int replica = mo.tp * mo.pp * mo.cp;
   const int gpus = mo.gpus_given ? mo.gpus : replica;
   double n = positive_number(mo.params, "--params");
