@@ -47,6 +47,15 @@ std::string write_in(const std::string& dir, const std::string& name, const std:
   return dir + "/" + name;
 }
 
+/// The report (JSON) of `experiment` run on the user platform `platform_text` (its cluster.yaml).
+nlohmann::json run_on_user_platform(const std::string& platform_text, const std::string& experiment)
+{
+  const std::string exp = write_in(user_dir_with(platform_text), "exp.yaml", experiment);
+  auto r = run_cli("run " + exp + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
 ModelSpec model(int layers, int mtp = 0)
 {
   ModelSpec m;
@@ -146,12 +155,9 @@ TEST_CASE("a training-shapes median caps a user GPU's GEMMs, and one above its M
     return text;
   };
   auto step = [&](const std::string& gemm) {
-    std::string dir = user_dir_with(gpu_with(gemm));
-    std::string exp = write_in(dir, "exp.yaml", "model: llama2-7b\ncluster: {platform: cluster.yaml, gpus: 16}\n"
-                                                "training: {tp: 2, dp: 8, micro_batch: 1, zero: 1}\n");
-    auto r = run_cli("run " + exp + " --json");
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    return nlohmann::json::parse(r.out)["step_time_s"].get<double>();
+    return run_on_user_platform(gpu_with(gemm), "model: llama2-7b\ncluster: {platform: cluster.yaml, gpus: 16}\n"
+                                                "training: {tp: 2, dp: 8, micro_batch: 1, zero: 1}\n")["step_time_s"]
+        .get<double>();
   };
   const double mamf = step("{mamf: 800TFLOPS, shape: 2048x2048x8192}");
   const double capped = step("{mamf: 800TFLOPS, shape: 2048x2048x8192, shapes_median: 500TFLOPS}");
@@ -177,12 +183,10 @@ TEST_CASE("a GPU states its own kernel constants: a sustained clock under load b
     return text;
   };
   auto step = [&](const std::string& kernels) {
-    std::string dir = user_dir_with(with(kernels));
-    std::string exp = write_in(dir, "exp.yaml", "model: llama3-8b\ncluster: {platform: cluster.yaml, gpus: 8}\n"
-                                                "training: {tp: 1, dp: 8, micro_batch: 1, zero: 1}\n");
-    auto r = run_cli("run " + exp + " --json");
-    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    return nlohmann::json::parse(r.out)["breakdown"]["compute_s"].get<double>();
+    return run_on_user_platform(with(kernels),
+                                "model: llama3-8b\ncluster: {platform: cluster.yaml, gpus: 8}\n"
+                                "training: {tp: 1, dp: 8, micro_batch: 1, zero: 1}\n")["breakdown"]["compute_s"]
+        .get<double>();
   };
   const double catalog_sustained = catalog().gpus().find("h100-sxm5-80gb")->sustained;
   const double own = step("{sustained: " + std::to_string(catalog_sustained / 2) + "}");
