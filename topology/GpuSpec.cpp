@@ -221,6 +221,19 @@ void set_kernel_constant(GpuSpec& g, const std::string& key, double v)
     throw std::logic_error("no kernel constant '" + key + "'");
 }
 
+/// The kernel constants a `kernels:` section writes (the catalog's or a GPU's), by key.
+std::map<std::string, double> read_kernel_constants(const YamlNode& node, const Section& section,
+                                                    const std::string& what)
+{
+  SectionReader km(node, section, what);
+  std::map<std::string, double> out;
+  for (const KeySpec& key : section.keys)
+    if (km.has(key.key) || key.required)
+      out[key.key] = key.type == KeyType::quantity ? km.quantity(key.key) : km.number(key.key);
+  km.finish();
+  return out;
+}
+
 } // namespace
 
 const Section& gpu_section()
@@ -587,14 +600,9 @@ GpuSpec read_gpu(const YamlNode& node, const std::string& id, const GpuSpec* bas
   if (auto a = m.find("attention"))
     read_attention(*a, g, curves);
   if (auto k = m.find("kernels")) {
-    SectionReader km(*k, gpu_kernels_section(), "kernels of gpu '" + id + "'");
-    for (const KeySpec& key : gpu_kernels_section().keys)
-      if (km.has(key.key)) {
-        const double v = key.type == KeyType::quantity ? km.quantity(key.key) : km.number(key.key);
-        g.own_kernels[key.key] = v;
-        set_kernel_constant(g, key.key, v);
-      }
-    km.finish();
+    g.own_kernels = read_kernel_constants(*k, gpu_kernels_section(), "kernels of gpu '" + id + "'");
+    for (const auto& [key, v] : g.own_kernels)
+      set_kernel_constant(g, key, v);
   }
   if (!over || m.has("host_cpu"))
     g.host.name = m.choice("host_cpu");
@@ -614,17 +622,8 @@ GpuCatalog GpuCatalog::load(const std::string& path)
   YamlNode root = YamlNode::load_file(path);
   SectionReader top(root, gpu_catalog_section(), "gpu catalog");
   YamlNode gpus = top.require("gpus");
-  double k_overhead = 0;
-  double launch_gap = 0;
-  double sustained = 1;
-  if (auto k = top.find("kernels")) {
-    SectionReader km(*k, kernels_section());
-    k_overhead = km.number("gemm_k_overhead");
-    launch_gap = km.quantity("launch_gap");
-    sustained = km.number("sustained");
-    catalog.power_exponent_ = km.number("power_exponent");
-    km.finish();
-  }
+  if (auto k = top.find("kernels"))
+    catalog.kernels_ = read_kernel_constants(*k, kernels_section(), "kernels");
   if (auto a = top.find("attention_kernels")) {
     if (!a->is_map())
       a->fail("attention_kernels must map curve names to curves", "NAME: {doc: ..., peak: ..., points: [...]}");
@@ -654,9 +653,6 @@ GpuCatalog GpuCatalog::load(const std::string& path)
         cpus.fail("host CPU class '" + name + "' is not described", "an entry for every class: x86, grace");
   }
   top.finish();
-  catalog.k_overhead_ = k_overhead;
-  catalog.launch_gap_ = launch_gap;
-  catalog.sustained_ = sustained;
   for (auto& [key, value] : gpus.entries("the GPU catalog")) {
     GpuSpec g = catalog.with_kernel_constants(read_gpu(value, key.as_string(), nullptr, catalog.curves_));
     catalog.gpus_[g.id] = g;
@@ -666,11 +662,9 @@ GpuCatalog GpuCatalog::load(const std::string& path)
 
 GpuSpec GpuCatalog::with_kernel_constants(GpuSpec g) const
 {
-  g.gemm_k_overhead = k_overhead_;
-  g.launch_gap = launch_gap_;
-  g.sustained = sustained_;
-  g.power_exponent = power_exponent_;
-  for (const auto& [key, v] : g.own_kernels)
+  for (const auto& [key, v] : kernels_)
+    set_kernel_constant(g, key, v);
+  for (const auto& [key, v] : g.own_kernels) // the GPU's own, in place of the catalog's
     set_kernel_constant(g, key, v);
   g.host = host_cpus_.at(g.host.name);
   g.derive();

@@ -162,10 +162,7 @@ public:
 
 private:
   std::map<std::string, GpuSpec> gpus_;
-  double k_overhead_ = 0;
-  double launch_gap_ = 0;
-  double sustained_ = 1;
-  double power_exponent_ = 0;
+  std::map<std::string, double> kernels_; ///< `kernels:` by key (set_kernel_constant), every GPU's
   std::map<std::string, std::shared_ptr<const AttentionCurve>> curves_;
   std::map<std::string, HostCpu> host_cpus_;
 };
