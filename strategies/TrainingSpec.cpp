@@ -449,10 +449,12 @@ bool default_flash_attention(const TrainingSpec& t, const GpuSpec& gpu, std::str
   return on;
 }
 
-TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)
+namespace {
+
+/// Every key of `training:` into `t`, each at its default where not written; dp and
+/// global_batch only where written (parse_training derives them from the cluster).
+void read_training_keys(SectionReader& r, TrainingSpec& t, SourceMap* where)
 {
-  TrainingSpec t;
-  SectionReader r(node, training_section());
   auto int_at = [&](const char* key) { return static_cast<int>(r.integer(key)); };
   t.tp = int_at("tp");
   t.pp = int_at("pp");
@@ -460,31 +462,15 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   t.ep = int_at("ep");
   t.etp = int_at("etp");
   t.vpp = int_at("vpp");
-  if (auto dp = r.integer_if("dp")) {
+  if (auto dp = r.integer_if("dp"))
     t.dp = static_cast<int>(*dp);
-  } else {
-    if (gpus % t.model_parallel() != 0)
-      throw ConfigError(node.where(),
-                        "tp*pp*cp = " + std::to_string(t.model_parallel()) + " does not divide the " +
-                            std::to_string(gpus) + " GPUs",
-                        "a layout whose tp*pp*cp divides cluster.gpus", ConfigError::Kind::rule);
-    t.dp = static_cast<int>(gpus / t.model_parallel());
-  }
   t.schedule = r.choice_if("pipeline_schedule").value_or(default_schedule(t.vpp));
   t.sequence_parallel = r.boolean("sequence_parallel");
   read_data_parallel(r, t);
   t.recompute = static_cast<Recompute>(index_of(recompute_names(), r.choice("recompute")));
   t.micro_batch = int_at("micro_batch");
-  if (auto gb = r.integer_if("global_batch")) {
+  if (auto gb = r.integer_if("global_batch"))
     t.global_batch = static_cast<int>(*gb);
-  } else {
-    const long long per_step = static_cast<long long>(t.micro_batch) * t.dp;
-    if (per_step > static_cast<long long>(training_section().at("global_batch").max))
-      r.require("micro_batch").fail("micro_batch*dp = " + std::to_string(per_step) +
-                                        " sequences per step exceed the largest global_batch",
-                                    training_section().at("global_batch").valid());
-    t.global_batch = static_cast<int>(per_step);
-  }
   t.precision = parse_precision(r.choice("precision"));
   if (r.has("flash_attention")) // otherwise the experiment resolves it for the GPU (default_flash_attention)
     t.flash_attention = r.boolean("flash_attention");
@@ -520,6 +506,31 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
   read_lora(r, t);
   t.collective_algo = r.string("collective_algo");
   read_state_bytes(r, t);
+}
+
+} // namespace
+
+TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)
+{
+  TrainingSpec t;
+  SectionReader r(node, training_section());
+  read_training_keys(r, t, where);
+  if (!r.has("dp")) {
+    if (gpus % t.model_parallel() != 0)
+      throw ConfigError(node.where(),
+                        "tp*pp*cp = " + std::to_string(t.model_parallel()) + " does not divide the " +
+                            std::to_string(gpus) + " GPUs",
+                        "a layout whose tp*pp*cp divides cluster.gpus", ConfigError::Kind::rule);
+    t.dp = static_cast<int>(gpus / t.model_parallel());
+  }
+  if (!r.has("global_batch")) {
+    const long long per_step = static_cast<long long>(t.micro_batch) * t.dp;
+    if (per_step > static_cast<long long>(training_section().at("global_batch").max))
+      r.require("micro_batch")
+          .fail("micro_batch*dp = " + std::to_string(per_step) + " sequences per step exceed the largest global_batch",
+                training_section().at("global_batch").valid());
+    t.global_batch = static_cast<int>(per_step);
+  }
   r.finish();
   if (where) // the keys written, so that a caller can tell a default from a choice
     for (const auto& key : training_section().key_names())
@@ -528,6 +539,18 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
 
   if (auto v = check_layout(t, model, gpus))
     throw ConfigError(r.where(v->key), v->message, v->valid, ConfigError::Kind::rule);
+  return t;
+}
+
+TrainingSpec parse_training_keys(const YamlNode& node, std::set<std::string>& written)
+{
+  TrainingSpec t;
+  SectionReader r(node, training_section());
+  read_training_keys(r, t, nullptr);
+  r.finish();
+  for (const auto& key : training_section().key_names())
+    if (r.has(key))
+      written.insert(key);
   return t;
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -157,5 +158,9 @@ struct ModelSpec;
 bool default_flash_attention(const TrainingSpec& t, const GpuSpec& gpu, std::string* origin);
 
 TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where = nullptr);
+/// Reads the keys of a partial `training:` section by the same rules, one at a time: no key is
+/// derived from the cluster and the layout is not checked as a whole (a planner's `--fixed`
+/// pins a few fields and leaves the rest to the search). `written` receives the keys given.
+TrainingSpec parse_training_keys(const YamlNode& node, std::set<std::string>& written);
 
 } // namespace clustersim

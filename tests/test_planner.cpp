@@ -244,6 +244,7 @@ TEST_CASE("plan rejects bad arguments with exit 2 and one line")
            {base + " --fixed recompute=sometimes", "recompute=sometimes: unknown recompute 'sometimes'"},
            {base + " --fixed zero=4", "zero=4: 4 is out of range; valid: an integer from 0 to 3"},
            {base + " --fixed tp=two", "tp=two: 'two' is not an integer"},
+           {base + " --fixed zero=1 --fixed data_parallel=zero3", "zero 1 disagrees with data_parallel zero3"},
            {base + " --max-tp 0", "--max-tp: 0 is out of range"},
            {base + " --seq 0", "--seq: 0 is out of range"},
            {"plan --model gpt3-1.3b --platform dgx-a100-80gb --gpus 0 --global-batch 64", "--gpus: 0 is out of range"},
@@ -271,6 +272,31 @@ TEST_CASE("plan output is deterministic")
   auto b = run_cli("plan " + args + " --json --jobs 1");
   REQUIRE(a.exit_code == 0);
   CHECK(a.out == b.out);
+}
+
+TEST_CASE("--fixed is a partial layout read by the training parser and compared by value")
+{
+  const std::vector<std::string> texts{"tp=08", "sp=yes", "recompute=full", "data_parallel=zero3", "schedule=1f1b"};
+  const FixedLayout f = parse_fixed(texts);
+  const std::set<std::string> keys{"tp", "sequence_parallel", "recompute", "data_parallel", "pipeline_schedule"};
+  CHECK(f.keys == keys); // zero follows data_parallel but is not pinned by itself
+  CHECK(f.values.tp == 8);
+  CHECK(f.values.zero == 3);
+  CHECK(f.allows("tp", &TrainingSpec::tp, 8));
+  CHECK_FALSE(f.allows("tp", &TrainingSpec::tp, 4));
+  CHECK(f.allows("sequence_parallel", &TrainingSpec::sequence_parallel, true));
+  CHECK_FALSE(f.allows("recompute", &TrainingSpec::recompute, Recompute::selective));
+  CHECK(f.allows("pp", &TrainingSpec::pp, 7)); // not pinned: any value
+  const std::string zero3 = "zero3";
+  CHECK(f.allows("data_parallel", &TrainingSpec::data_parallel, zero3));
+  // a key the search does not enumerate is copied into the template
+  PlanRequest r;
+  const std::vector<std::string> titan{"framework=torchtitan", "account_for_loss_in_pipeline_split=true"};
+  r.fixed = parse_fixed(titan);
+  apply_fixed_to_base(r);
+  CHECK(r.base.framework == Framework::torchtitan);
+  CHECK(r.base.loss_slot);
+  CHECK_FALSE(r.base.embedding_slot);
 }
 
 TEST_CASE("plan --fixed sets the framework and the pipeline split for every candidate")

@@ -267,8 +267,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
     throw ConfigError(command_line("--deadline-days"), "the " + o.objective + " objective needs --deadline-days",
                       "a positive number of days");
   PlanRequest r;
-  for (const auto& f : o.fixed)
-    r.fixed.insert(parse_fixed(f));
+  r.fixed = parse_fixed(o.fixed);
   apply_fixed_to_base(r);
   r.tokens = positive_number(o.tokens, "--tokens");
   r.model = model_argument(catalog, o.model);

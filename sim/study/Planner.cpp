@@ -4,6 +4,7 @@
 #include "sim/CollectiveEngine.hpp"
 #include "sim/Timeline.hpp"
 #include "sim/study/Isolated.hpp"
+#include "sim/study/Sweep.hpp"
 #include "strategies/LayoutRules.hpp"
 #include "strategies/MoeDispatcher.hpp"
 #include "strategies/PipelineSchedule.hpp"
@@ -54,13 +55,6 @@ struct Option {
   int vpp;
   bool searched; ///< tried without --fixed naming it
 };
-
-/// The value of a --fixed key for this layout, as text, for comparison.
-bool matches_fixed(const PlanRequest& r, const std::string& key, const std::string& value)
-{
-  auto it = r.fixed.find(key);
-  return it == r.fixed.end() || it->second == value;
-}
 
 } // namespace
 
@@ -232,49 +226,45 @@ const std::vector<Option>& schedule_options()
 
 } // namespace
 
-std::pair<std::string, std::string> parse_fixed(const std::string& text)
+FixedLayout parse_fixed(const std::vector<std::string>& texts)
 {
-  auto eq = text.find('=');
-  if (eq == std::string::npos)
-    throw ConfigError(command_line("--fixed"), "'" + text + "' is not KEY=VALUE", "e.g. --fixed pp=8");
-  std::string key = text.substr(0, eq);
-  std::string value = text.substr(eq + 1);
   static const std::map<std::string, std::string> aliases{
       {"schedule", "pipeline_schedule"}, {"sp", "sequence_parallel"}, {"mb", "micro_batch"}};
-  if (auto a = aliases.find(key); a != aliases.end())
-    key = a->second;
   const Section& table = training_section();
   std::vector<std::string> keys;
   for (const auto& k : table.keys)
     if (k.fixable)
       keys.push_back(k.key);
-  if (std::find(keys.begin(), keys.end(), key) == keys.end())
-    throw ConfigError(command_line("--fixed"), unknown_key_message("layout field", key, keys, "", table.hints),
-                      join(keys));
-  const KeySpec& spec = table.at(key);
-  if (auto bad = check_scalar(spec, value))
-    throw ConfigError(command_line("--fixed"), key + "=" + value + ": " + bad->first, bad->second);
-  // the canonical text, as enumerate_layouts compares it
-  if (spec.type == KeyType::integer)
-    value = std::to_string(static_cast<long long>(std::stod(value)));
-  else if (spec.type == KeyType::boolean)
-    value = value == "true" || value == "yes" || value == "on" ? "true" : "false";
-  return {key, value};
+  std::vector<Setting> settings;
+  for (const std::string& text : texts) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos)
+      throw ConfigError(command_line("--fixed"), "'" + text + "' is not KEY=VALUE", "e.g. --fixed pp=8");
+    std::string key = text.substr(0, eq);
+    const std::string value = text.substr(eq + 1);
+    if (auto a = aliases.find(key); a != aliases.end())
+      key = a->second;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw ConfigError(command_line("--fixed"), unknown_key_message("layout field", key, keys, "", table.hints),
+                        join(keys));
+    // each value alone first, so that the error says which --fixed it is
+    if (auto bad = check_scalar(table.at(key), value))
+      throw ConfigError(command_line("--fixed"), key + "=" + value + ": " + bad->first, bad->second);
+    settings.push_back({"training." + key, value, command_line("--fixed")});
+  }
+  FixedLayout f;
+  const YamlNode doc = apply_settings(YamlNode::load_string("training: {}\n", "command line"), settings);
+  f.values = parse_training_keys(YamlMap(doc, "command line").require("training"), f.keys);
+  return f;
 }
 
 void apply_fixed_to_base(PlanRequest& r)
 {
-  for (const auto& [key, value] : r.fixed) {
-    if (key == "framework")
-      r.base.framework = static_cast<Framework>(std::find(framework_names().begin(), framework_names().end(), value) -
-                                                framework_names().begin());
-    else if (key == "pipeline_layout")
-      r.base.pipeline_layout = value;
-    else if (key == "account_for_embedding_in_pipeline_split")
-      r.base.embedding_slot = value == "true";
-    else if (key == "account_for_loss_in_pipeline_split")
-      r.base.loss_slot = value == "true";
-  }
+  // the fixed keys the search does not enumerate
+  r.fixed.pin("framework", &TrainingSpec::framework, r.base);
+  r.fixed.pin("pipeline_layout", &TrainingSpec::pipeline_layout, r.base);
+  r.fixed.pin("account_for_embedding_in_pipeline_split", &TrainingSpec::embedding_slot, r.base);
+  r.fixed.pin("account_for_loss_in_pipeline_split", &TrainingSpec::loss_slot, r.base);
 }
 
 namespace {
@@ -288,11 +278,11 @@ std::vector<std::pair<int, int>> expert_layouts(const PlanRequest& r, int ranks,
   if (r.model.experts <= 1)
     return {{r.base.ep, r.base.etp}};
   for (int ep : divisors(r.model.experts)) {
-    if (!matches_fixed(r, "ep", std::to_string(ep)))
+    if (!r.fixed.allows("ep", &TrainingSpec::ep, ep))
       continue;
     for (int etp : {1, tp}) {
       if ((etp == tp && tp == 1 && !out.empty() && out.back().first == ep) || ranks % (ep * etp) != 0 ||
-          !matches_fixed(r, "etp", std::to_string(etp)))
+          !r.fixed.allows("etp", &TrainingSpec::etp, etp))
         continue;
       out.push_back({ep, etp});
     }
@@ -307,15 +297,14 @@ std::vector<std::pair<int, int>> expert_layouts(const PlanRequest& r, int ranks,
 std::vector<std::pair<std::string, int>> data_parallel_options(const PlanRequest& r, const TrainingSpec& t)
 {
   std::vector<std::pair<std::string, int>> out;
-  if (matches_fixed(r, "data_parallel", TrainingSpec::zero_strategy(t.zero)))
+  if (r.fixed.allows("data_parallel", &TrainingSpec::data_parallel, TrainingSpec::zero_strategy(t.zero)))
     out.push_back({"", 0});
   const int shard = r.platform.gpus_per_domain() / (t.tp * t.cp);
-  if ((!shards_hybrid(t.framework) && !r.fixed.count("data_parallel")) || shard < 2 || shard >= t.dp ||
-      t.dp % shard != 0)
+  if ((!shards_hybrid(t.framework) && !r.fixed.has("data_parallel")) || shard < 2 || shard >= t.dp || t.dp % shard != 0)
     return out;
   for (const auto& name : DataParallelRegistry::instance().names()) {
     const DataParallelStrategy& s = DataParallelRegistry::instance().shared(name);
-    if (s.hybrid() && s.zero_stage() == t.zero && matches_fixed(r, "data_parallel", name))
+    if (s.hybrid() && s.zero_stage() == t.zero && r.fixed.allows("data_parallel", &TrainingSpec::data_parallel, name))
       out.push_back({name, shard});
   }
   return out;
@@ -333,30 +322,31 @@ std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int
   std::size_t n = 0;
   for (int g : gpu_counts(r))
     for (int tp : divisors(g)) {
-      if (tp > r.model.heads || !matches_fixed(r, "tp", std::to_string(tp)))
+      if (tp > r.model.heads || !r.fixed.allows("tp", &TrainingSpec::tp, tp))
         continue;
       for (int cp : cps) {
-        if (g % (tp * cp) != 0 || !matches_fixed(r, "cp", std::to_string(cp)))
+        if (g % (tp * cp) != 0 || !r.fixed.allows("cp", &TrainingSpec::cp, cp))
           continue;
         for (int pp : divisors(g / (tp * cp))) {
           const int dp = g / (tp * cp * pp);
-          if (!matches_fixed(r, "pp", std::to_string(pp)) || !matches_fixed(r, "dp", std::to_string(dp)))
+          if (!r.fixed.allows("pp", &TrainingSpec::pp, pp) || !r.fixed.allows("dp", &TrainingSpec::dp, dp))
             continue;
           for (int mb : micro_batches) {
-            if (!matches_fixed(r, "micro_batch", std::to_string(mb)))
+            if (!r.fixed.allows("micro_batch", &TrainingSpec::micro_batch, mb))
               continue;
             for (const Option& o : schedule_options()) {
-              if ((!o.searched && !r.fixed.count("pipeline_schedule")) ||
-                  !matches_fixed(r, "vpp", std::to_string(o.vpp)) || !matches_fixed(r, "pipeline_schedule", o.schedule))
+              if ((!o.searched && !r.fixed.has("pipeline_schedule")) ||
+                  !r.fixed.allows("vpp", &TrainingSpec::vpp, o.vpp) ||
+                  !r.fixed.allows("pipeline_schedule", &TrainingSpec::schedule, o.schedule))
                 continue;
               for (int zero = 0; zero <= 3; ++zero) {
-                if (!matches_fixed(r, "zero", std::to_string(zero)))
+                if (!r.fixed.allows("zero", &TrainingSpec::zero, zero))
                   continue;
                 for (Recompute rc : recomputes) {
-                  if (!matches_fixed(r, "recompute", to_string(rc)))
+                  if (!r.fixed.allows("recompute", &TrainingSpec::recompute, rc))
                     continue;
                   for (bool sp : {false, true}) {
-                    if (!matches_fixed(r, "sequence_parallel", sp ? "true" : "false"))
+                    if (!r.fixed.allows("sequence_parallel", &TrainingSpec::sequence_parallel, sp))
                       continue;
                     TrainingSpec t = base;
                     t.tp = tp;
@@ -409,7 +399,7 @@ std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const Tr
   const GpuSpec& gpu = r.platform.node.gpu;
   if (!CostModel(r.model, t, gpu).peak_memory().fits)
     return std::string("out of memory");
-  if (t.recompute != Recompute::none && !r.fixed.count("recompute")) {
+  if (t.recompute != Recompute::none && !r.fixed.has("recompute")) {
     // recomputation only adds compute: dominated where less of it fits
     TrainingSpec lighter = t;
     lighter.recompute = t.recompute == Recompute::full && !t.flash_attention ? Recompute::selective : Recompute::none;
@@ -422,7 +412,7 @@ std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const Tr
       return std::string("dominated: recomputes where less recomputation fits");
   }
   if (const char* why = ScheduleRegistry::instance().shared(t.schedule).dominated();
-      why && !r.fixed.count("pipeline_schedule"))
+      why && !r.fixed.has("pipeline_schedule"))
     return std::string(why);
   return std::nullopt;
 }

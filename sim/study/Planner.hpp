@@ -27,10 +27,30 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace clustersim {
+
+/// The layout fields `plan --fixed KEY=VALUE` pins: a partial TrainingSpec, read by the
+/// training parser's own rules (parse_training_keys), compared by value with each candidate.
+struct FixedLayout {
+  TrainingSpec values;        ///< the pinned fields; the others hold their defaults, unused
+  std::set<std::string> keys; ///< the training keys pinned
+  bool has(const std::string& key) const { return keys.count(key) != 0; }
+  /// A candidate's `field` may be `value`: the key is not pinned, or pinned to that value.
+  template <class T> bool allows(const std::string& key, T TrainingSpec::*field, const T& value) const
+  {
+    return !has(key) || values.*field == value;
+  }
+  /// Copies a pinned field into a template layout.
+  template <class T> void pin(const std::string& key, T TrainingSpec::*field, TrainingSpec& t) const
+  {
+    if (has(key))
+      t.*field = values.*field;
+  }
+};
 
 struct PlanRequest {
   ModelSpec model;
@@ -41,7 +61,7 @@ struct PlanRequest {
   /// layout fields are the planner's).
   TrainingSpec base;
   int max_tp = 0;                           ///< 0: the NVLink domain
-  std::map<std::string, std::string> fixed; ///< layout field -> value (tp, pp, cp, dp, vpp, zero, micro_batch, ...)
+  FixedLayout fixed;                        ///< --fixed: tp, pp, cp, dp, vpp, zero, micro_batch, ...
   /// The name of a registered PlanObjective (PlanObjective.hpp): time, cost, deadline, goodput
   /// (expected wall time to train `tokens` through failures and checkpoints), goodput-cost, ...
   std::string objective = "time";
@@ -89,9 +109,11 @@ std::size_t enumerate_layouts(const PlanRequest& r, const std::function<void(int
 /// of another layout, out of memory, or dominated; nullopt when it is a candidate.
 std::optional<std::string> prune_reason(const PlanRequest& r, int gpus, const TrainingSpec& t);
 
-/// The `plan --fixed KEY=VALUE` keys (training keys the table marks fixable, plus the aliases
-/// schedule, sp and mb) and the canonical value, checked against the training table.
-std::pair<std::string, std::string> parse_fixed(const std::string& text);
+/// The `plan --fixed KEY=VALUE` texts (training keys the table marks fixable, plus the aliases
+/// schedule, sp and mb), each value checked against the training table and the whole read as a
+/// partial `training:` section, so that the keys' own rules hold (zero agrees with
+/// data_parallel); every error names `--fixed`.
+FixedLayout parse_fixed(const std::vector<std::string>& texts);
 /// The fixed keys the search does not enumerate (framework, pipeline_layout, the embedding and
 /// loss slots) set the template every candidate starts from.
 void apply_fixed_to_base(PlanRequest& r);
