@@ -325,9 +325,9 @@ MemoryBreakdown CostModel::memory(int stage) const
 
   // micro-batches in flight on this stage: the schedule's rule (one without pipelining)
   const int p = training_.pp;
-  const int mcount = static_cast<int>(training_.micro_batches());
   const double in_flight =
-      p > 1 ? ScheduleRegistry::instance().shared(training_.schedule).in_flight(stage, p, mcount, training_.vpp) : 1.0;
+      p > 1 ? ScheduleRegistry::instance().shared(training_.schedule).in_flight(stage, training_.pipeline_shape())
+            : 1.0;
   const int layers = layers_per_stage()[static_cast<std::size_t>(stage)] + mtp_modules(stage);
   const int moe_layers = moe_layers_on(stage);
   m.activations = (layer_activation_bytes(false) * (layers - moe_layers) + layer_activation_bytes(true) * moe_layers) *

@@ -176,6 +176,10 @@ const Section& framework_section()
                     "how the router picks experts under moe_load_balance: force_balanced: at random for every "
                     "token (Megatron's random logits), or round robin (token t's j-th expert is (t x top_k + j) "
                     "mod experts: each token's experts are consecutive, on one or two expert ranks)"),
+          K::choice("interleaved_groups", "pp", {"pp", "rounds"},
+                    "how its interleaved 1F1B groups micro-batches through the model chunks: pp (groups of pp, "
+                    "micro-batches a multiple of pp: Megatron-LM) or rounds (max(1, m / pp) rounds of m / rounds, "
+                    "micro-batches a multiple of the rounds: PyTorch's ScheduleInterleaved1F1B)"),
           K::value("state_bytes", "precision name or 'other' to section training.state_bytes").must(),
           K::value("grad_reduce_bytes", "precision name or 'other' to bytes per reduced gradient element").must(),
           K::section("bucket_params", "framework.bucket_params", "gradient bucket size").must(),
@@ -389,6 +393,7 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, std::
       (s == "p2p" ? f.p2p_host_sync : f.moe_host_sync) = true;
     }
   f.moe_round_robin = r.choice("balanced_routing") == "round_robin";
+  f.interleaved_rounds = r.choice("interleaved_groups") == "rounds";
   read_states(f, r.require("state_bytes"));
   read_reduce_bytes(f, r.require("grad_reduce_bytes"));
   SectionReader b(r.require("bucket_params"), framework_bucket_section());

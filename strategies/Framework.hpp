@@ -113,6 +113,9 @@ struct FrameworkTraits {
   bool moe_host_sync = false;
   /// The host waits for the GPU after each pipeline exchange of the non-interleaved schedule.
   bool p2p_host_sync = false;
+  /// Interleaved 1F1B runs rounds of m / max(1, m / pp) micro-batches through each chunk
+  /// (PyTorch's schedule), else groups of pp (Megatron-LM's): PipelineShape.
+  bool interleaved_rounds = false;
   std::map<std::string, StateBytes> state_bytes; ///< by precision name, "other" for the rest
   std::map<std::string, double> grad_reduce_bytes;
   double bucket_min_params = 25e6;

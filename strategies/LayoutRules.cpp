@@ -169,13 +169,12 @@ std::optional<LayoutViolation> vpp_needs_chunks(const TrainingSpec& t, const Mod
 
 std::optional<LayoutViolation> schedule_micro_batches(const TrainingSpec& t, const ModelSpec&, long long)
 {
-  const int multiple = schedule_of(t).micro_batch_multiple(t.pp);
+  const auto [multiple, of] = schedule_of(t).micro_batch_multiple(t.pipeline_shape());
   if (t.micro_batches() % multiple == 0)
     return std::nullopt;
-  const std::string of = multiple == t.pp ? "pp" : s(multiple);
   return broken("global_batch", t.schedule + ": micro-batches per pipeline not a multiple of " + of,
-                "the " + t.schedule + " schedule needs micro-batches per pipeline (" + s(t.micro_batches()) +
-                    ") to be a multiple of " + (multiple == t.pp ? "pp (" + s(t.pp) + ")" : of),
+                "the " + t.schedule + " schedule of " + to_string(t.framework) + " needs micro-batches per pipeline (" +
+                    s(t.micro_batches()) + ") to be a multiple of " + of + " (" + s(multiple) + ")",
                 "global_batch / (micro_batch*dp) divisible by " + of);
 }
 

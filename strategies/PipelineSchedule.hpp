@@ -7,6 +7,9 @@
 
 #include "topology/config/Registry.hpp"
 
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace clustersim {
@@ -17,25 +20,45 @@ struct PipelineOp {
   int chunk = 0; ///< model chunk (virtual stage index on this rank), 0 unless interleaved
 };
 
+/// One pipeline as a schedule sees it: its stages, the micro-batches of a step, the model chunks
+/// per rank, and how the framework's interleaved schedule groups the micro-batches.
+struct PipelineShape {
+  int stages = 1;
+  int micro_batches = 1;
+  int chunks = 1;
+  /// Interleaved schedules send micro-batches through a chunk in rounds: false, rounds of pp
+  /// micro-batches, m a multiple of pp (Megatron-LM: microbatch_group_size_per_vp_stage
+  /// defaults to pp, NVIDIA/Megatron-LM@d98e8a64dd megatron/core/pipeline_parallel/schedules.py
+  /// :1160-1180); true, max(1, m / pp) rounds of m / rounds micro-batches, m a multiple of the
+  /// rounds (PyTorch's ScheduleInterleaved1F1B, pytorch/pytorch@1fd7abc2
+  /// torch/distributed/pipelining/schedules.py, ScheduleInterleaved1F1B.__init__).
+  bool flexible_rounds = false;
+
+  /// Rounds through each chunk, and micro-batches per round.
+  int rounds() const { return flexible_rounds ? std::max(1, micro_batches / stages) : micro_batches / stages; }
+  int group() const { return flexible_rounds ? micro_batches / rounds() : stages; }
+};
+
 class PipelineSchedule {
 public:
   static constexpr const char* kRegistryKind = "pipeline schedule";
   virtual ~PipelineSchedule() = default;
-  /// Every forward and backward of `micro_batches` micro-batches over `chunks` chunks, in
-  /// the order stage `stage` of `stages` runs them.
-  virtual std::vector<PipelineOp> order(int stage, int stages, int micro_batches, int chunks) const = 0;
+  /// Every forward and backward of the shape's micro-batches over its chunks, in the order
+  /// stage `stage` runs them.
+  virtual std::vector<PipelineOp> order(int stage, const PipelineShape& shape) const = 0;
   /// Micro-batches whose activations stage `stage` holds at its peak (a chunk's counts 1/chunks):
   /// what the memory model multiplies a micro-batch's activations by.
-  virtual double in_flight(int stage, int stages, int micro_batches, int chunks) const = 0;
+  virtual double in_flight(int stage, const PipelineShape& shape) const = 0;
 
   /// Whether each rank runs vpp >= 2 model chunks (virtual stages); a schedule that does not
   /// runs exactly one.
   virtual bool chunked() const { return false; }
-  /// Micro-batches per pipeline must be a multiple of this (interleaved: of the stages).
-  virtual int micro_batch_multiple(int stages) const
+  /// Micro-batches per pipeline must be a multiple of this (interleaved: of the stages, or of
+  /// the rounds with flexible rounds), and what it is called in an error.
+  virtual std::pair<int, std::string> micro_batch_multiple(const PipelineShape& shape) const
   {
-    (void)stages;
-    return 1;
+    (void)shape;
+    return {1, ""};
   }
   /// Whether the planner tries this schedule when --fixed does not name it.
   virtual bool searched() const { return true; }

@@ -530,7 +530,7 @@ StepPlan PipelineDriver::run()
   std::vector<std::vector<PipelineOp>> ops(static_cast<std::size_t>(p));
   last_bwd_mb_.assign(static_cast<std::size_t>(p * t_.vpp), -1);
   for (int s = 0; s < p; ++s) {
-    ops[static_cast<std::size_t>(s)] = schedule->order(s, p, m_, t_.vpp);
+    ops[static_cast<std::size_t>(s)] = schedule->order(s, t_.pipeline_shape());
     for (const auto& op : ops[static_cast<std::size_t>(s)])
       if (!op.forward)
         last_bwd_mb_[static_cast<std::size_t>(s * t_.vpp + op.chunk)] = op.micro_batch;

@@ -255,6 +255,11 @@ const FrameworkTraits& TrainingSpec::traits() const
   return frameworks->get(framework);
 }
 
+PipelineShape TrainingSpec::pipeline_shape() const
+{
+  return {pp, static_cast<int>(micro_batches()), vpp, traits().interleaved_rounds};
+}
+
 StateBytes TrainingSpec::states() const
 {
   StateBytes s = traits().states(precision);
@@ -510,9 +515,11 @@ void read_training_keys(SectionReader& r, TrainingSpec& t, SourceMap* where)
 
 } // namespace
 
-TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where)
+TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model,
+                            std::shared_ptr<const FrameworkCatalog> frameworks, SourceMap* where)
 {
   TrainingSpec t;
+  t.frameworks = std::move(frameworks);
   SectionReader r(node, training_section());
   read_training_keys(r, t, where);
   if (!r.has("dp")) {

@@ -5,6 +5,7 @@
 /// keys, defaults and bounds is `training_section()`.
 
 #include "strategies/Framework.hpp"
+#include "strategies/PipelineSchedule.hpp"
 #include "topology/GpuSpec.hpp"
 #include "topology/config/Schema.hpp"
 #include "topology/config/Yaml.hpp"
@@ -131,6 +132,9 @@ struct TrainingSpec {
   bool frozen_base() const { return lora.rank > 0; }
 
   int model_parallel() const { return tp * pp * cp; }
+  /// The pipeline as its schedule sees it: stages, micro-batches per step, chunks, and the
+  /// framework's grouping of micro-batches through an interleaved pipeline's chunks.
+  PipelineShape pipeline_shape() const;
   long long gpus() const { return static_cast<long long>(tp) * pp * cp * dp; }
   /// Micro-batches per pipeline per step: global_batch / (micro_batch * dp).
   long long micro_batches() const { return global_batch / (static_cast<long long>(micro_batch) * dp); }
@@ -157,7 +161,9 @@ struct ModelSpec;
 /// (Volta, a GPU described with a flat attention efficiency only). `origin` says which, or why not.
 bool default_flash_attention(const TrainingSpec& t, const GpuSpec& gpu, std::string* origin);
 
-TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model, SourceMap* where = nullptr);
+/// `frameworks` is the catalog of the framework rules the layout is checked against.
+TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpec& model,
+                            std::shared_ptr<const FrameworkCatalog> frameworks, SourceMap* where = nullptr);
 /// Reads the keys of a partial `training:` section by the same rules, one at a time: no key is
 /// derived from the cluster and the layout is not checked as a whole (a planner's `--fixed`
 /// pins a few fields and leaves the rest to the search). `written` receives the keys given.

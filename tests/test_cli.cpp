@@ -760,3 +760,30 @@ sweep: {axes: {training.zero: [0, 1], training.micro_batch: [1, 2]}}
   CHECK(py.out.find("{0: 2, 1: 2}") != std::string::npos);
   CHECK(py.out.find("['ok', 'ok', 'ok', 'ok']") != std::string::npos);
 }
+
+TEST_CASE("a torchtitan interleaved pipeline runs rounds of m / max(1, m / pp) micro-batches where Megatron-LM refuses "
+          "m not a multiple of pp")
+{
+  // 32 GPUs at tp 2 pp 4: dp 4, 40 sequences = 10 micro-batches per pipeline, 2 rounds of 5
+  const std::string titan =
+      write_temp("titan-rounds.yaml", "model: llama2-7b\ncluster: {platform: dgx-h100, gpus: 32}\n"
+                                      "training: {framework: torchtitan, tp: 2, pp: 4, vpp: 2, "
+                                      "micro_batch: 1, global_batch: 40, zero: 3}\n");
+  auto r = run_cli("run " + titan + " --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const double ten = nlohmann::json::parse(r.out)["step_time_s"].get<double>();
+  // 8 micro-batches: two fewer, so a shorter step
+  const std::string eight = write_temp("titan-eight.yaml", "model: llama2-7b\ncluster: {platform: dgx-h100, gpus: 32}\n"
+                                                           "training: {framework: torchtitan, tp: 2, pp: 4, vpp: 2, "
+                                                           "micro_batch: 1, global_batch: 32, zero: 3}\n");
+  auto e = run_cli("run " + eight + " --json");
+  REQUIRE_MESSAGE(e.exit_code == 0, e.err);
+  CHECK(nlohmann::json::parse(e.out)["step_time_s"].get<double>() < ten);
+  const std::string megatron = write_temp("megatron-rounds.yaml", "model: llama2-7b\ncluster: {platform: dgx-h100, "
+                                                                  "gpus: 32}\ntraining: {tp: 2, pp: 4, vpp: 2, "
+                                                                  "micro_batch: 1, global_batch: 40, zero: 1}\n");
+  auto m = run_cli("run " + megatron);
+  CHECK(m.exit_code == 2);
+  CHECK(m.err.find("the interleaved schedule of megatron needs micro-batches per pipeline (10) to be a multiple of pp "
+                   "(4)") != std::string::npos);
+}

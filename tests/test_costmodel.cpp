@@ -6,7 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <set>
+#include <tuple>
 
 using namespace clustersim;
 using clustersim::test::catalog;
@@ -268,6 +271,71 @@ TEST_CASE("a pipeline schedule is a registered class: the layout rules, the memo
   CHECK(ScheduleRegistry::instance().shared("interleaved").searched());
   CHECK(std::string(default_schedule(1)) == "1f1b");
   CHECK(std::string(default_schedule(2)) == "interleaved");
+}
+
+TEST_CASE("interleaved 1F1B groups micro-batches as the framework does: Megatron-LM by pp, PyTorch by rounds of "
+          "m / max(1, m / pp)")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = gpt(8, 1024, 16, 32000, 2048);
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  t.pp = 4;
+  t.dp = 1;
+  t.micro_batch = 1;
+  t.vpp = 2;
+  t.schedule = "interleaved";
+  t.global_batch = 10; // 10 micro-batches: not a multiple of pp, a multiple of the 2 rounds
+  REQUIRE(check_layout(t, m, 4));
+  t.framework = Framework::torchtitan;
+  CHECK(!check_layout(t, m, 4));
+  t.global_batch = 3; // fewer than pp: one round of 3
+  CHECK(!check_layout(t, m, 4));
+  t.global_batch = 9; // 2 rounds do not divide 9
+  auto refused = check_layout(t, m, 4);
+  REQUIRE(refused);
+  CHECK(refused->reason == "interleaved: micro-batches per pipeline not a multiple of the rounds");
+  CHECK(refused->message.find("(9) to be a multiple of the rounds (2)") != std::string::npos);
+
+  const PipelineSchedule& il = ScheduleRegistry::instance().shared("interleaved");
+  const PipelineShape torch{4, 10, 2, true};
+  CHECK(torch.rounds() == 2);
+  CHECK(torch.group() == 5);
+  for (int stage = 0; stage < 4; ++stage) {
+    const auto ops = il.order(stage, torch);
+    REQUIRE(ops.size() == 40u); // every micro-batch's forward and backward through both chunks once
+    std::set<std::tuple<bool, int, int>> seen;
+    for (const auto& op : ops)
+      seen.insert({op.forward, op.micro_batch, op.chunk});
+    CHECK(seen.size() == 40u);
+    // warm-up: (v-1)N + 2(p-1-s) chunk forwards before the first backward
+    const auto first_bwd = std::find_if(ops.begin(), ops.end(), [](const PipelineOp& op) { return !op.forward; });
+    CHECK(first_bwd - ops.begin() == 5 + 2 * (3 - stage) + 1);
+    // rounds of 5 micro-batches through chunk 0, then chunk 1
+    CHECK(ops[4].chunk == 0);
+    CHECK(ops[4].micro_batch == 4);
+    CHECK(ops[5].chunk == 1);
+    CHECK(ops[5].micro_batch == 0);
+  }
+  // the last stage holds (v-1)N + 1 chunks' activations at its peak
+  CHECK(il.in_flight(3, torch) == doctest::Approx(3.0));
+  // where m is a multiple of pp (and not pp itself) the two frameworks' orders are one
+  const PipelineShape torch8{4, 8, 2, true};
+  const PipelineShape megatron8{4, 8, 2, false};
+  for (int stage = 0; stage < 4; ++stage) {
+    const auto a = il.order(stage, torch8);
+    const auto b = il.order(stage, megatron8);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      CHECK((a[i].forward == b[i].forward && a[i].micro_batch == b[i].micro_batch && a[i].chunk == b[i].chunk));
+  }
+  // the memory model takes the framework's rounds: stage 1 holds (2·2 + 5 + 1) / 2 = 5
+  // micro-batches' activations, against every one of the 10 under looped BFS
+  t.global_batch = 10;
+  TrainingSpec bfs = t;
+  bfs.schedule = "looped-bfs";
+  CHECK(CostModel(m, t, gpu).memory(1).activations ==
+        doctest::Approx(0.5 * CostModel(m, bfs, gpu).memory(1).activations).epsilon(1e-9));
 }
 
 TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gathered through the step, per-tensor ZeRO-3 "

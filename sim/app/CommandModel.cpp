@@ -184,7 +184,8 @@ Setting memory_set(const std::string& text)
 
 /// The layout the flags describe, read by the experiment's own training parser: the same keys,
 /// defaults and rules as a file's `training:` section, each error naming the flag it came from.
-TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSpec& gpu, const std::vector<double>& sb)
+TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const Catalog& c, const GpuSpec& gpu,
+                           const std::vector<double>& sb)
 {
   const int replica = mo.tp * mo.pp * mo.cp;
   const int gpus = mo.gpus_given ? mo.gpus : replica;
@@ -229,7 +230,7 @@ TrainingSpec memory_layout(const MemOptions& mo, const ModelSpec& m, const GpuSp
     settings.push_back(memory_set(s));
   const YamlNode doc = apply_settings(YamlNode::load_string("training: {}\n", "command line"), settings);
   YamlMap top(doc, "command line");
-  return parse_training(top.require("training"), gpus, m);
+  return parse_training(top.require("training"), gpus, m, c.frameworks());
 }
 
 int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, const std::vector<double>& sb)
@@ -240,8 +241,7 @@ int memory_of_model(const MemOptions& mo, const Catalog& c, const GpuSpec& gpu, 
   require_training_length(m, mo.seq_given, "--seq LENGTH (e.g. --seq 4096)");
   if (mo.seq_given)
     m.seq_len = mo.seq;
-  TrainingSpec t = memory_layout(mo, m, gpu, sb);
-  t.frameworks = c.frameworks();
+  TrainingSpec t = memory_layout(mo, m, c, gpu, sb);
   std::string flash_origin = mo.flash ? "--flash-attention" : "--no-flash-attention";
   if (!mo.flash_given)
     t.flash_attention = default_flash_attention(t, gpu, &flash_origin);

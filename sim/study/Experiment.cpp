@@ -342,8 +342,7 @@ void resolve_defaults(ExperimentSpec& e)
 void read_job_training(const YamlNode& training, const Catalog& catalog, ExperimentSpec& e)
 {
   SourceMap where;
-  e.training = parse_training(training, e.gpus, e.model, &where);
-  e.training.frameworks = catalog.frameworks();
+  e.training = parse_training(training, e.gpus, e.model, catalog.frameworks(), &where);
   for (const auto& [k, loc] : where)
     e.where["training." + k] = loc;
   check_precision(training, e);

@@ -7,12 +7,12 @@ namespace {
 
 class GPipe final : public PipelineSchedule {
 public:
-  std::vector<PipelineOp> order(int, int, int micro_batches, int chunks) const override
+  std::vector<PipelineOp> order(int, const PipelineShape& shape) const override
   {
-    return chunk_by_chunk(micro_batches, chunks, false);
+    return chunk_by_chunk(shape.micro_batches, shape.chunks, false);
   }
 
-  double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }
+  double in_flight(int, const PipelineShape& shape) const override { return shape.micro_batches; }
 
   const char* dominated() const override
   {

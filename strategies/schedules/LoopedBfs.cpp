@@ -13,13 +13,13 @@ namespace {
 
 class LoopedBfs final : public PipelineSchedule {
 public:
-  std::vector<PipelineOp> order(int, int, int micro_batches, int chunks) const override
+  std::vector<PipelineOp> order(int, const PipelineShape& shape) const override
   {
-    return chunk_by_chunk(micro_batches, chunks, true);
+    return chunk_by_chunk(shape.micro_batches, shape.chunks, true);
   }
 
   /// Every chunk of every micro-batch, each 1/v of a micro-batch's activations.
-  double in_flight(int, int, int micro_batches, int) const override { return micro_batches; }
+  double in_flight(int, const PipelineShape& shape) const override { return shape.micro_batches; }
 
   bool chunked() const override { return true; }
   /// Interleaved 1F1B's bubble with GPipe's memory: worth searching only where interleaving is

@@ -10,8 +10,10 @@ namespace {
 
 class OneFOneB final : public PipelineSchedule {
 public:
-  std::vector<PipelineOp> order(int stage, int stages, int m, int) const override
+  std::vector<PipelineOp> order(int stage, const PipelineShape& shape) const override
   {
+    const int stages = shape.stages;
+    const int m = shape.micro_batches;
     std::vector<PipelineOp> ops;
     int warmup = std::min(stages - stage - 1, m);
     int fwd = 0;
@@ -28,7 +30,10 @@ public:
   }
 
   /// The warm-up's forwards plus the one in the steady phase: p - s.
-  double in_flight(int stage, int stages, int m, int) const override { return std::min(m, stages - stage); }
+  double in_flight(int stage, const PipelineShape& shape) const override
+  {
+    return std::min(shape.micro_batches, shape.stages - stage);
+  }
 
   const char* torchtitan_name() const override { return "1F1B"; }
 };
