@@ -319,16 +319,23 @@ TEST_CASE("interleaved 1F1B groups micro-batches as the framework does: Megatron
   }
   // the last stage holds (v-1)N + 1 chunks' activations at its peak
   CHECK(il.in_flight(3, torch) == doctest::Approx(3.0));
-  // where m is a multiple of pp (and not pp itself) the two frameworks' orders are one
-  const PipelineShape torch8{4, 8, 2, true};
-  const PipelineShape megatron8{4, 8, 2, false};
-  for (int stage = 0; stage < 4; ++stage) {
-    const auto a = il.order(stage, torch8);
-    const auto b = il.order(stage, megatron8);
-    REQUIRE(a.size() == b.size());
-    for (std::size_t i = 0; i < a.size(); ++i)
-      CHECK((a[i].forward == b[i].forward && a[i].micro_batch == b[i].micro_batch && a[i].chunk == b[i].chunk));
+  // where m is a multiple of pp the two frameworks' orders are one, m == pp included (current
+  // Megatron-LM no longer runs every forward first there: the last stage starts 1F1B after
+  // (v-1)p chunk forwards)
+  for (int mbs : {4, 8}) {
+    const PipelineShape torch_shape{4, mbs, 2, true};
+    const PipelineShape megatron_shape{4, mbs, 2, false};
+    for (int stage = 0; stage < 4; ++stage) {
+      const auto a = il.order(stage, torch_shape);
+      const auto b = il.order(stage, megatron_shape);
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        CHECK((a[i].forward == b[i].forward && a[i].micro_batch == b[i].micro_batch && a[i].chunk == b[i].chunk));
+    }
   }
+  const auto last = il.order(3, PipelineShape{4, 4, 2, false});
+  CHECK(last[4].forward);
+  CHECK_FALSE(last[5].forward); // 4 warm-up forwards, then one forward and one backward
   // the memory model takes the framework's rounds: stage 1 holds (2·2 + 5 + 1) / 2 = 5
   // micro-batches' activations, against every one of the 10 under looped BFS
   t.global_batch = 10;

@@ -4,8 +4,9 @@
 // N = p and needs m a multiple of p; PyTorch's ScheduleInterleaved1F1B (torchtitan's
 // "Interleaved1F1B") runs R = max(1, m / p) rounds of N = m / R and needs m a multiple of R
 // (PipelineShape). Both warm up with (v-1)N + 2(p-1-s) chunk forwards, capped at v·m
-// (pytorch/pytorch@1fd7abc2 torch/distributed/pipelining/schedules.py _get_warmup_ops);
-// Megatron-LM warms up with every forward when m == p.
+// (pytorch/pytorch@1fd7abc2 torch/distributed/pipelining/schedules.py _get_warmup_ops;
+// NVIDIA/Megatron-LM@d98e8a64dd megatron/core/pipeline_parallel/schedules.py:929-979,
+// get_pp_rank_microbatches, which no longer runs every forward first when m == p).
 #include "strategies/PipelineSchedule.hpp"
 
 #include <algorithm>
@@ -29,8 +30,7 @@ public:
       int mb = (k / (n * v)) * n + k % n;
       return PipelineOp{forward, mb, chunk};
     };
-    const bool all_warmup = m == p && !shape.flexible_rounds;
-    int warmup = all_warmup ? total : std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
+    int warmup = std::min(total, (p - stage - 1) * 2 + (v - 1) * n);
     std::vector<PipelineOp> ops;
     int f = 0;
     int b = 0;
