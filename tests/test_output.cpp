@@ -2,6 +2,8 @@
 // rename, an existing one under its lock after a journal, so that a crash between two renames
 // never leaves a new file beside an old one once the directory is next written or read.
 #include "sim/app/Output.hpp"
+#include "sim/app/Report.hpp"
+#include "sim/study/Metrics.hpp"
 #include "tests/TestUtil.hpp"
 
 #include <doctest/doctest.h>
@@ -100,4 +102,28 @@ TEST_CASE("merge reads a shard whose publish was cut short as the shard's new re
   REQUIRE_MESSAGE(m.exit_code == 0, m.err);
   CHECK(read_file(out + "/shard/results.json") == fresh);
   CHECK(read_file(out + "/merged/results.json").find("\"shard\"") != std::string::npos);
+}
+
+TEST_CASE("the text report lists, by key, every step figure of the metric table it does not tell in its own words")
+{
+  RunMetrics m;
+  m.name = "figures";
+  m.model = "a model";
+  m.platform = "a platform";
+  m.gpus = 8;
+  m.step_time_s = 1;
+  m.params = 7e9;
+  m.model_flops_per_step = 1e15;
+  const std::string text = format_report(m);
+  REQUIRE(text.find("  other figures\n") != std::string::npos);
+  std::size_t listed = 0;
+  for (const Metric& metric : report_metrics())
+    if (metric.part == MetricPart::step && !metric.narrated) {
+      CHECK(text.find(std::string("\n    ") + metric.key + " ") != std::string::npos);
+      ++listed;
+    }
+  CHECK(listed >= 1);
+  CHECK(text.find("    params                     7e+09 parameters\n") != std::string::npos);
+  // a figure told in the report's own words is not listed again
+  CHECK(text.find("    step_time_s") == std::string::npos);
 }

@@ -1,4 +1,5 @@
 #include "sim/app/Report.hpp"
+#include "sim/study/Metrics.hpp"
 
 #include "topology/config/Units.hpp"
 
@@ -126,6 +127,17 @@ std::string format_figures(const RunMetrics& m)
   char budget[64];
   std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
   line(budget, buf);
+  // the step figures told above in other words, or not at all: by key, from the metric table
+  bool first = true;
+  for (const Metric& metric : report_metrics()) {
+    if (metric.part != MetricPart::step || metric.narrated)
+      continue;
+    if (first)
+      o << "  other figures\n";
+    first = false;
+    std::snprintf(buf, sizeof buf, "    %-26s %.4g %s", metric.key, metric.get(m), metric.unit);
+    o << buf << "\n";
+  }
   return o.str();
 }
 

@@ -28,6 +28,13 @@ Metric derived(const char* key, const char* unit, const char* doc, double (*f)(c
   return m;
 }
 
+/// A step figure the text report tells in its own words.
+Metric told(Metric m)
+{
+  m.narrated = true;
+  return m;
+}
+
 Metric share(const char* key, const char* label, const char* doc, double Breakdown::* field)
 {
   Metric m{key, "s", doc, MetricPart::breakdown, label};
@@ -107,66 +114,75 @@ void Metric::set(RunMetrics& m, double v) const
 const std::vector<Metric>& report_metrics()
 {
   static const std::vector<Metric> table{
-      step("step_time_s", "s", "time of one optimizer step (the slowest rank's)", &RunMetrics::step_time_s),
-      step("alone_step_time_s", "s",
-           "the step alone on its cluster: with cluster.jobs, simulated without them; else step_time_s",
-           &RunMetrics::alone_step_s),
-      derived("shared_slowdown", "1", "step_time_s / alone_step_time_s - 1: what the jobs of cluster.jobs cost it",
-              [](const RunMetrics& m) { return m.alone_step_s > 0 ? m.step_time_s / m.alone_step_s - 1 : 0.0; }),
+      told(step("step_time_s", "s", "time of one optimizer step (the slowest rank's)", &RunMetrics::step_time_s)),
+      told(step("alone_step_time_s", "s",
+                "the step alone on its cluster: with cluster.jobs, simulated without them; else step_time_s",
+                &RunMetrics::alone_step_s)),
+      told(derived("shared_slowdown", "1", "step_time_s / alone_step_time_s - 1: what the jobs of cluster.jobs cost it",
+                   [](const RunMetrics& m) { return m.alone_step_s > 0 ? m.step_time_s / m.alone_step_s - 1 : 0.0; })),
       derived("exposed_comm_s", "s", "communication the critical rank waited for: the breakdown's exposed terms",
               [](const RunMetrics& m) { return m.breakdown.exposed_comm(); }),
-      derived("network_bound_share", "1", "exposed_comm_s / step_time_s: the share of the step the critical rank "
-                                          "waited for communication",
-              [](const RunMetrics& m) { return m.step_time_s > 0 ? m.breakdown.exposed_comm() / m.step_time_s : 0.0; }),
-      step("comm_s", "s",
-           "the critical rank's collectives (from every member's arrival) and transfers (from both sides'), "
-           "summed: they overlap, so the sum can exceed the step",
-           &RunMetrics::comm_s),
-      step("comm_idle_s", "s",
-           "the same collectives and transfers, each timed alone on the fabric (its own flows only; a "
-           "background's share stays taken), summed",
-           &RunMetrics::comm_idle_s),
-      step("comm_slowed_s", "s",
-           "each of those collectives and transfers: its time beyond its time alone, from links it shared with "
-           "other flows of the step or of other jobs, summed",
-           &RunMetrics::comm_slowed_s),
-      step("mfu", "1", "model FLOPs per step / (step time x GPUs x the precision's dense peak)", &RunMetrics::mfu),
-      step("hfu", "1", "as mfu, with the recomputed FLOPs counted", &RunMetrics::hfu),
-      step("tokens_per_s", "tokens/s", "global batch x sequence length / step time", &RunMetrics::tokens_per_s),
-      step("tokens_per_s_per_gpu", "tokens/s", "tokens_per_s / GPUs", &RunMetrics::tokens_per_s_per_gpu),
-      step("tflops_per_gpu_model", "TFLOP/s", "model FLOPs per second per GPU", &RunMetrics::tflops_per_gpu_model),
-      step("tflops_per_gpu_hardware", "TFLOP/s", "hardware FLOPs (recompute included) per second per GPU",
-           &RunMetrics::tflops_per_gpu_hardware),
-      step("scaling_efficiency", "1", "tokens/s per GPU against the run's baseline (baseline_gpus)",
-           &RunMetrics::scaling_efficiency),
+      told(derived(
+          "network_bound_share", "1",
+          "exposed_comm_s / step_time_s: the share of the step the critical rank "
+          "waited for communication",
+          [](const RunMetrics& m) { return m.step_time_s > 0 ? m.breakdown.exposed_comm() / m.step_time_s : 0.0; })),
+      told(step("comm_s", "s",
+                "the critical rank's collectives (from every member's arrival) and transfers (from both sides'), "
+                "summed: they overlap, so the sum can exceed the step",
+                &RunMetrics::comm_s)),
+      told(step("comm_idle_s", "s",
+                "the same collectives and transfers, each timed alone on the fabric (its own flows only; a "
+                "background's share stays taken), summed",
+                &RunMetrics::comm_idle_s)),
+      told(step("comm_slowed_s", "s",
+                "each of those collectives and transfers: its time beyond its time alone, from links it shared with "
+                "other flows of the step or of other jobs, summed",
+                &RunMetrics::comm_slowed_s)),
+      told(
+          step("mfu", "1", "model FLOPs per step / (step time x GPUs x the precision's dense peak)", &RunMetrics::mfu)),
+      told(step("hfu", "1", "as mfu, with the recomputed FLOPs counted", &RunMetrics::hfu)),
+      told(step("tokens_per_s", "tokens/s", "global batch x sequence length / step time", &RunMetrics::tokens_per_s)),
+      told(step("tokens_per_s_per_gpu", "tokens/s", "tokens_per_s / GPUs", &RunMetrics::tokens_per_s_per_gpu)),
+      told(
+          step("tflops_per_gpu_model", "TFLOP/s", "model FLOPs per second per GPU", &RunMetrics::tflops_per_gpu_model)),
+      told(step("tflops_per_gpu_hardware", "TFLOP/s", "hardware FLOPs (recompute included) per second per GPU",
+                &RunMetrics::tflops_per_gpu_hardware)),
+      told(step("scaling_efficiency", "1", "tokens/s per GPU against the run's baseline (baseline_gpus)",
+                &RunMetrics::scaling_efficiency)),
       step("model_flops_per_step", "FLOP", "forward and backward of every layer, attention and logits, no recompute",
            &RunMetrics::model_flops_per_step),
       step("hardware_flops_per_step", "FLOP", "model FLOPs plus recomputation", &RunMetrics::hardware_flops_per_step),
       step("params", "parameters", "the model's parameters", &RunMetrics::params, true),
-      step("budget_tokens", "tokens", "the token budget the time and cost figures are for", &RunMetrics::budget_tokens,
-           true),
-      step("time_to_train_s", "s", "budget_tokens / tokens_per_s", &RunMetrics::time_to_train_s),
-      derived("time_to_train_days", "days", "time_to_train_s in days",
-              [](const RunMetrics& m) { return m.time_to_train_s / 86400; }),
-      step("gpu_hours", "GPU-hours", "time to train x GPUs", &RunMetrics::gpu_hours),
-      step("energy_mwh", "MWh", "GPUs at board power plus node overhead, times PUE, over the time to train",
-           &RunMetrics::energy_mwh),
-      step("cost_usd", "USD", "gpu_hours x the platform's $/GPU-hour", &RunMetrics::cost_usd),
-      share("compute_s", "compute", "forward and backward compute of the critical rank (recompute apart)", &Breakdown::compute),
+      told(step("budget_tokens", "tokens", "the token budget the time and cost figures are for",
+                &RunMetrics::budget_tokens, true)),
+      told(step("time_to_train_s", "s", "budget_tokens / tokens_per_s", &RunMetrics::time_to_train_s)),
+      told(derived("time_to_train_days", "days", "time_to_train_s in days",
+                   [](const RunMetrics& m) { return m.time_to_train_s / 86400; })),
+      told(step("gpu_hours", "GPU-hours", "time to train x GPUs", &RunMetrics::gpu_hours)),
+      told(step("energy_mwh", "MWh", "GPUs at board power plus node overhead, times PUE, over the time to train",
+                &RunMetrics::energy_mwh)),
+      told(step("cost_usd", "USD", "gpu_hours x the platform's $/GPU-hour", &RunMetrics::cost_usd)),
+      share("compute_s", "compute", "forward and backward compute of the critical rank (recompute apart)",
+            &Breakdown::compute),
       share("recompute_s", "recompute", "recomputed forward passes", &Breakdown::recompute),
       share("optimizer_s", "optimizer", "the optimizer step", &Breakdown::optimizer),
-      share("exposed_tp_s", "exposed TP comm", "tensor-parallel communication the compute waited for", &Breakdown::exposed_tp),
-      share("exposed_cp_s", "exposed CP comm", "context-parallel communication the compute waited for", &Breakdown::exposed_cp),
+      share("exposed_tp_s", "exposed TP comm", "tensor-parallel communication the compute waited for",
+            &Breakdown::exposed_tp),
+      share("exposed_cp_s", "exposed CP comm", "context-parallel communication the compute waited for",
+            &Breakdown::exposed_cp),
       share("exposed_pp_s", "exposed PP comm", "pipeline transfers the compute waited for", &Breakdown::exposed_pp),
-      share("exposed_dp_s", "exposed DP comm", "data-parallel gradient and parameter communication the compute waited for",
-            &Breakdown::exposed_dp),
-      share("exposed_ep_s", "exposed EP comm", "expert-parallel all-to-alls the compute waited for", &Breakdown::exposed_ep),
+      share("exposed_dp_s", "exposed DP comm",
+            "data-parallel gradient and parameter communication the compute waited for", &Breakdown::exposed_dp),
+      share("exposed_ep_s", "exposed EP comm", "expert-parallel all-to-alls the compute waited for",
+            &Breakdown::exposed_ep),
       share("bubble_s", "bubble / wait", "waiting for other ranks (pipeline bubble, stragglers)", &Breakdown::bubble),
       share("host_bound_s", "host-bound", "the next kernel ready but not yet issued by the host CPU", &Breakdown::host),
       share("other_s", "other", "idle with nothing it waited for", &Breakdown::other),
       memory("weights_bytes", "weights", "weights held per GPU at the peak", &MemoryBreakdown::weights),
       memory("grads_bytes", "gradients", "gradients", &MemoryBreakdown::grads),
-      memory("optimizer_bytes", "optimizer states", "master weights and optimizer moments", &MemoryBreakdown::optimizer),
+      memory("optimizer_bytes", "optimizer states", "master weights and optimizer moments",
+             &MemoryBreakdown::optimizer),
       memory("activations_bytes", "activations", "activations kept for backward", &MemoryBreakdown::activations),
       memory("buffers_bytes", "buffers", "communication buckets, logits workspace", &MemoryBreakdown::buffers),
       memory("reserved_bytes", "reserve", "CUDA context, library workspaces, allocator fragmentation",

@@ -28,6 +28,9 @@ struct Metric {
   double (*derived)(const RunMetrics&) = nullptr;
   /// Known before the step runs (memory, the budget): a point that does not fit still shows it.
   bool before_run = false;
+  /// The text report tells it in its own words (a step figure); the step figures it does not
+  /// tell, a metric added to this table among them, it lists under "other figures".
+  bool narrated = false;
 
   double get(const RunMetrics& m) const;
   /// Stores `v` (a derived figure is not stored: it follows from the others).
