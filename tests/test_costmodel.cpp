@@ -232,18 +232,29 @@ TEST_CASE("memory: ZeRO shards states over data parallelism, TP and PP over the 
   CHECK(gp.memory(0).activations > 3.9 * one.memory(0).activations);
 }
 
-TEST_CASE("a pipeline schedule is a registered class: the layout rules, the memory model and the planner's "
-          "options ask it, not its name")
+namespace {
+
+/// Four pipeline stages of two chunks each, one replica, micro-batches of one sequence.
+TrainingSpec four_stages_two_chunks(int micro_batches)
 {
-  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
-  ModelSpec m = gpt(8, 1024, 16, 32000, 2048);
   TrainingSpec t;
   t.frameworks = catalog().frameworks();
   t.pp = 4;
   t.dp = 1;
   t.micro_batch = 1;
-  t.global_batch = 6; // 6 micro-batches: not a multiple of pp
+  t.global_batch = micro_batches;
   t.vpp = 2;
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("a pipeline schedule is a registered class: the layout rules, the memory model and the planner's "
+          "options ask it, not its name")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
+  ModelSpec m = gpt(8, 1024, 16, 32000, 2048);
+  TrainingSpec t = four_stages_two_chunks(6); // 6 micro-batches: not a multiple of pp
   t.schedule = "interleaved";
   auto refused = check_layout(t, m, 4);
   REQUIRE(refused);
@@ -278,14 +289,8 @@ TEST_CASE("interleaved 1F1B groups micro-batches as the framework does: Megatron
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
   ModelSpec m = gpt(8, 1024, 16, 32000, 2048);
-  TrainingSpec t;
-  t.frameworks = catalog().frameworks();
-  t.pp = 4;
-  t.dp = 1;
-  t.micro_batch = 1;
-  t.vpp = 2;
+  TrainingSpec t = four_stages_two_chunks(10); // not a multiple of pp, a multiple of the 2 rounds
   t.schedule = "interleaved";
-  t.global_batch = 10; // 10 micro-batches: not a multiple of pp, a multiple of the 2 rounds
   REQUIRE(check_layout(t, m, 4));
   t.framework = Framework::torchtitan;
   CHECK(!check_layout(t, m, 4));
