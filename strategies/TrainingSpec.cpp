@@ -257,7 +257,8 @@ const FrameworkTraits& TrainingSpec::traits() const
 
 PipelineShape TrainingSpec::pipeline_shape() const
 {
-  return {pp, static_cast<int>(micro_batches()), vpp, traits().interleaved_rounds};
+  // without a framework catalog, Megatron-LM's grouping: interleaved_groups' default
+  return {pp, static_cast<int>(micro_batches()), vpp, frameworks && traits().interleaved_rounds};
 }
 
 StateBytes TrainingSpec::states() const
