@@ -787,3 +787,72 @@ TEST_CASE("a torchtitan interleaved pipeline runs rounds of m / max(1, m / pp) m
   CHECK(m.err.find("the interleaved schedule of megatron needs micro-batches per pipeline (10) to be a multiple of pp "
                    "(4)") != std::string::npos);
 }
+
+namespace {
+
+/// One line of results.csv as its cells (RFC 4180 quoting; no cell holds a newline).
+std::vector<std::string> csv_cells(const std::string& line)
+{
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+      cells.back() += line[++i];
+    else if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      cells.emplace_back();
+    else
+      cells.back() += c;
+  }
+  return cells;
+}
+
+} // namespace
+
+TEST_CASE("results.csv and results.json agree: the same columns, and each cell the JSON value of its key")
+{
+  // an invalid point too (tp 3 does not divide 8 GPUs): its figures are empty cells and nulls
+  const std::string sweep = write_temp("agree.yaml", R"(
+name: agree
+model: {preset: gpt3-125m, layers: 2}
+cluster: {platform: dgx-h100, gpus: 8}
+training: {micro_batch: 1, global_batch: 8}
+sweep: {axes: {training.zero: [0, 3], training.tp: [1, 3]}}
+)");
+  const std::string dir = temp_dir() + "/agree";
+  auto r = run_cli("run " + sweep + " --out " + dir);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto rows = nlohmann::json::parse(read_file(dir + "/results.json")).at("rows");
+  std::istringstream csv(read_file(dir + "/results.csv"));
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  const std::vector<std::string> header = csv_cells(line);
+  REQUIRE(rows.size() == 4);
+  std::size_t invalid = 0;
+  for (const auto& row : rows) {
+    REQUIRE(std::getline(csv, line));
+    const std::vector<std::string> cells = csv_cells(line);
+    REQUIRE(cells.size() == header.size());
+    REQUIRE(row.size() == header.size()); // every key a column, every column a key
+    invalid += row.at("status") == "invalid";
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      CAPTURE(header[i]);
+      REQUIRE(row.contains(header[i]));
+      const auto& v = row.at(header[i]);
+      if (v.is_null())
+        CHECK(cells[i].empty());
+      else if (v.is_string())
+        CHECK(cells[i] == v.get<std::string>());
+      else if (v.is_boolean())
+        CHECK(cells[i] == (v.get<bool>() ? "true" : "false"));
+      else if (v.is_number_integer() || v.is_number_unsigned())
+        CHECK(cells[i] == v.dump());
+      else
+        CHECK(std::stod(cells[i]) == doctest::Approx(v.get<double>()).epsilon(1e-9));
+    }
+  }
+  CHECK(invalid == 2);
+  CHECK_FALSE(std::getline(csv, line));
+}
