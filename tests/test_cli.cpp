@@ -856,3 +856,58 @@ sweep: {axes: {training.zero: [0, 3], training.tp: [1, 3]}}
   CHECK(invalid == 2);
   CHECK_FALSE(std::getline(csv, line));
 }
+
+TEST_CASE("cost.basis owned: the cost figures take the GPU-hour from the cluster's capex, and an unpriced part is refused "
+          "where the basis is written")
+{
+  auto experiment = [](const std::string& name, const std::string& platform) {
+    return write_temp(name + ".yaml", "name: " + name + "\nmodel: gpt3-1.3b\ncluster: {platform: " + platform +
+                                          ", gpus: 16}\ntraining: {tp: 1, pp: 1, dp: 16, micro_batch: 1, "
+                                          "global_batch: 16, precision: bf16}\n");
+  };
+  const auto rental = run_cli("run " + experiment("rental", "dgx-h100") + " --json");
+  const auto owned = run_cli("run " + experiment("owned", "{base: dgx-h100, cost: {basis: owned}}") + " --json");
+  REQUIRE(rental.exit_code == 0);
+  REQUIRE(owned.exit_code == 0);
+  const auto r = nlohmann::json::parse(rental.out), o = nlohmann::json::parse(owned.out);
+  CHECK(r["cost_basis"] == "rental");
+  CHECK(o["cost_basis"] == "owned");
+  CHECK(r["usd_per_gpu_hour"].get<double>() == 2.99); // dgx-h100's rental price
+  // the capex is the same either way; the owned run prices its GPU-hours with it
+  CHECK(o["capex_usd"].get<double>() == r["capex_usd"].get<double>());
+  CHECK(o["usd_per_gpu_hour"].get<double>() == o["owned_usd_per_gpu_hour"].get<double>());
+  CHECK(o["cost_usd"].get<double>() ==
+        doctest::Approx(o["gpu_hours"].get<double>() * o["owned_usd_per_gpu_hour"].get<double>()).epsilon(1e-12));
+  CHECK(o["usd_per_mtokens"].get<double>() ==
+        doctest::Approx(o["cost_usd"].get<double>() / o["budget_tokens"].get<double>() * 1e6).epsilon(1e-9));
+  CHECK(o["network_capex_share"].get<double>() > 0);
+  CHECK(o["network_capex_share"].get<double>() < 1);
+  // the text report says which price it used
+  CHECK(run_cli("run " + experiment("owned", "{base: dgx-h100, cost: {basis: owned}}"))
+            .out.find("per GPU-hour (owned: capex amortised plus energy)") != std::string::npos);
+  // a GPU without a server price: rental runs with the capex null and the reason given ...
+  const auto a100 = run_cli("run " + experiment("a100", "dgx-a100-80gb") + " --json");
+  REQUIRE(a100.exit_code == 0);
+  const auto a = nlohmann::json::parse(a100.out);
+  CHECK(a["capex_usd"].is_null());
+  CHECK(a["owned_usd_per_gpu_hour"].is_null());
+  CHECK(a["unpriced"].get<std::string>().find("no node price for GPU 'a100-sxm4-80gb'") == 0);
+  // ... and owned is refused at the basis, with nothing on stdout
+  const std::string bad = experiment("bad", "{base: dgx-a100-80gb, cost: {basis: owned}}");
+  const auto refused = run_cli("run " + bad);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.out.empty());
+  CHECK(refused.err.rfind(bad + ":3:", 0) == 0);
+  CHECK(refused.err.find("cost.basis owned, but no node price for GPU 'a100-sxm4-80gb'") != std::string::npos);
+  // so is a rental basis without its price (a platform of its own, with no base to inherit one)
+  std::string text = read_file(source_path("platforms/dgx-h100.yaml"));
+  const auto at = text.find("  usd_per_gpu_hour:");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, text.find('\n', at) + 1 - at);
+  const std::string unpriced = write_temp("unpriced.yaml", text);
+  const auto no_price = run_cli("platform show " + unpriced);
+  CHECK(no_price.exit_code == 2);
+  CHECK(no_price.err.find("cost.basis rental needs cost.usd_per_gpu_hour; valid: usd_per_gpu_hour: PRICE, or basis: "
+                          "owned") != std::string::npos);
+  CHECK(run_cli("platform show " + write_temp("owned.yaml", text + "  basis: owned\n")).exit_code == 0);
+}

@@ -353,7 +353,9 @@ TEST_CASE("plan --objective goodput ranks by days through failures, searching cl
   // the valid ones are the registered objectives (sim/study/objectives/), each with what it ranks by
   CHECK(bad.err.find("valid: cost (the fewest dollars per million tokens, over cluster sizes up to --gpus), deadline (") !=
         std::string::npos);
-  CHECK(bad.err.find("goodput-cost (the fewest dollars to train --tokens through failures), time (") != std::string::npos);
+  CHECK(bad.err.find("goodput-cost (the fewest dollars to train --tokens through failures), tco (") !=
+        std::string::npos);
+  CHECK(bad.err.find("over cluster sizes up to --gpus), time (") != std::string::npos);
 }
 
 TEST_CASE("a MoE layout's floor adds the EP exchanges that must cross NICs, and stays under its estimate")

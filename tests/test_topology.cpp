@@ -2,6 +2,7 @@
 #include "tests/TestUtil.hpp"
 #include "topology/BillOfMaterials.hpp"
 #include "topology/ClusterGraph.hpp"
+#include "topology/Prices.hpp"
 #include "topology/TopologyFacts.hpp"
 
 #include <doctest/doctest.h>
@@ -697,4 +698,142 @@ TEST_CASE("bill of materials: a rail-optimized 2:1 leaf sends up half the NICs i
   CHECK(cables(b, "leaf-spine") == 512);
   const ClusterGraph one = ClusterGraph::build(catalog().platform("dgx-h100", {}), 1024);
   CHECK(compute_facts(two).bisection_bandwidth == doctest::Approx(compute_facts(one).bisection_bandwidth / 2));
+}
+
+namespace {
+
+/// A price table stated in the test: round numbers, so the capex has a closed form.
+std::shared_ptr<const PriceTable> stated_prices(const std::string& rates = "400Gbps")
+{
+  const std::string src = "source: test, date: 2026-12";
+  std::string y = "amortisation: {years: 4, " + src +
+                  "}\n"
+                  "energy: {usd_per_kwh: 0.1, " +
+                  src +
+                  "}\n"
+                  "facility: {usd_per_kw: 10000, " +
+                  src +
+                  "}\n"
+                  "nodes: {h100-sxm5-80gb: {usd: 200000, gpus: 8, " +
+                  src +
+                  "}}\n"
+                  "switches: {" +
+                  rates + ": {usd: 30000, radix: 64, " + src +
+                  "}}\n"
+                  "transceivers: {" +
+                  rates + ": {usd: 500, " + src +
+                  "}}\n"
+                  "cables: {" +
+                  rates + ": {usd: 100, " + src + "}}\n";
+  return std::make_shared<const PriceTable>(PriceTable::parse(YamlNode::load_string(y, "stated.yaml")));
+}
+
+PlatformSpec priced_with(const std::string& name, std::shared_ptr<const PriceTable> t)
+{
+  PlatformSpec p = catalog().platform(name, {});
+  p.cost.prices = std::move(t);
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("capex: a DGX H100 SuperPOD of 4 scalable units priced in closed form from a stated table")
+{
+  const PlatformSpec p = priced_with("dgx-h100", stated_prices());
+  const BillOfMaterials b = bill_of_materials(ClusterGraph::build(p, 1024));
+  const Capex c = price_cluster(b, p);
+  REQUIRE(c.priced());
+  // 48 switches, 2,048 cables and 4,096 transceivers (the bill's test above); 128 nodes drawing
+  // 8 x 700 W + 4,600 W each
+  const double network = 48 * 30000.0 + 4096 * 500.0 + 2048 * 100.0;
+  const double kw = 128 * (8 * 700.0 + 4600.0) / 1000;
+  CHECK(c.network() == doctest::Approx(network));
+  CHECK(c.total() == doctest::Approx(128 * 200000.0 + network + kw * 10000));
+  CHECK(c.network_share() == doctest::Approx(network / c.total()));
+  // written off over 4 years of 8,760 hours, plus energy at dgx-h100's PUE of 1.2
+  CHECK(c.energy_usd_per_gpu_hour() == doctest::Approx(kw * 1.2 * 0.1 / 1024));
+  CHECK(c.usd_per_gpu_hour() == doctest::Approx(c.total() / (4 * 8760.0) / 1024 + kw * 1.2 * 0.1 / 1024));
+  // the same through the platform's owned price, which builds the cluster itself
+  PlatformSpec owned = p;
+  owned.cost.basis = CostBasis::owned;
+  CHECK(usd_per_gpu_hour(owned, 1024) == doctest::Approx(c.usd_per_gpu_hour()));
+  CHECK(usd_per_gpu_hour(p, 1024) == p.cost.usd_per_gpu_hour); // rental: the platform's price
+}
+
+TEST_CASE("capex: 2:1 costs less network than 1:1 at the same size, and the nodes the same")
+{
+  const auto t = stated_prices();
+  const PlatformSpec one = priced_with("dgx-h100", t), two = priced_with("dgx-h100-2to1", t);
+  const Capex a = price_cluster(bill_of_materials(ClusterGraph::build(one, 1024)), one);
+  const Capex b = price_cluster(bill_of_materials(ClusterGraph::build(two, 1024)), two);
+  // 2:1 drops half the 1,024 leaf-spine cables (their 1,024 transceivers) and 8 of 16 spines
+  CHECK(a.network() - b.network() == doctest::Approx(8 * 30000.0 + 512 * (2 * 500.0 + 100.0)));
+  CHECK(a.total() - b.total() == doctest::Approx(a.network() - b.network()));
+}
+
+TEST_CASE("capex: a part is priced at its rate or the next faster one, named so, and none fast enough leaves it unpriced")
+{
+  // dgx-h100-200g runs its NICs and cables at 200 Gb/s: priced as the table's 400 Gb/s parts
+  const PlatformSpec p = priced_with("dgx-h100-200g", stated_prices());
+  const Capex c = price_cluster(bill_of_materials(ClusterGraph::build(p, 256)), p);
+  REQUIRE(c.priced());
+  bool named = false;
+  for (const CapexLine& l : c.lines)
+    named = named || (l.what.find("nic-leaf transceiver 50.0 GB/s (for 25.0 GB/s)") != std::string::npos);
+  CHECK(named);
+  // a table that stops at 100 Gb/s cannot price a 400 Gb/s cable, and says which
+  const PlatformSpec slow = priced_with("dgx-h100", stated_prices("100Gbps"));
+  const Capex u = price_cluster(bill_of_materials(ClusterGraph::build(slow, 256)), slow);
+  CHECK_FALSE(u.priced());
+  CHECK(u.unpriced == "no leaf switch price at 50.0 GB/s or faster in platforms/prices.yaml");
+  CHECK(unpriced_parts(slow) == u.unpriced);
+  // a GPU the table has no server for
+  const PlatformSpec a100 = priced_with("dgx-a100-80gb", stated_prices());
+  CHECK(unpriced_parts(a100).find("no node price for GPU 'a100-sxm4-80gb' in platforms/prices.yaml (priced: "
+                                  "h100-sxm5-80gb), nor cost.node_usd in the platform") == 0);
+  PlatformSpec owned = a100;
+  owned.cost.basis = CostBasis::owned;
+  CHECK_THROWS_AS(usd_per_gpu_hour(owned, 64), ConfigError);
+}
+
+TEST_CASE("capex: the platform's cost overrides replace the table's node price, years, energy and facility")
+{
+  PlatformSpec p = priced_with("dgx-h100", stated_prices());
+  p.cost.node_usd = 300000;
+  p.cost.years = 6;
+  p.cost.usd_per_kwh = 0.05;
+  p.cost.facility_usd_per_kw = 0;
+  const BillOfMaterials b = bill_of_materials(ClusterGraph::build(p, 256));
+  const Capex c = price_cluster(b, p);
+  const double network = price_cluster(b, priced_with("dgx-h100", stated_prices())).network();
+  const double kw = 32 * (8 * 700.0 + 4600.0) / 1000;
+  CHECK(c.total() == doctest::Approx(32 * 300000.0 + network + kw * 10000)); // facility: the table's
+  CHECK(c.usd_per_gpu_hour() == doctest::Approx(c.total() / (6 * 8760.0) / 256 + kw * 1.2 * 0.05 / 256));
+  // priced without any table, from the platform alone: a platform without a fabric can be
+  PlatformSpec lone = catalog().platform("dgx-h100", {});
+  lone.cost.prices = nullptr;
+  CHECK_FALSE(price_cluster(bill_of_materials(ClusterGraph::build(lone, 8)), lone).priced());
+}
+
+TEST_CASE("price table: each bad entry is one clear error at its place")
+{
+  auto error = [](const std::string& y) {
+    try {
+      PriceTable::parse(YamlNode::load_string(y, "prices.yaml"));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "amortisation: {years: 5, source: s, date: d}\nenergy: {usd_per_kwh: 0.1, source: s, date: "
+                           "d}\nfacility: {usd_per_kw: 1, source: s, date: d}\nnodes: {}\n";
+  const std::string rest = "transceivers: {}\ncables: {}\n";
+  CHECK(error(head + "switches: {400Gbps: {usd: 1, radix: 64, date: d}}\n" + rest).find("prices.yaml:5:") == 0);
+  CHECK(error(head + "switches: {400Gbps: {usd: 1, radix: 64, date: d}}\n" + rest).find("source") != std::string::npos);
+  CHECK(error(head + "switches: {400Gbps: {usd: 1, source: s, date: d}, 50GBps: {usd: 2, source: s, date: d}}\n" + rest)
+            .find("two switch prices at 50.0 GB/s") != std::string::npos);
+  CHECK(error(head + "switches: {fast: {usd: 1, source: s, date: d}}\n" + rest).find("prices.yaml:5:") == 0);
+  CHECK(error(head + "switches: {}\n" + rest) == "no error");
+  CHECK(error(head + "switches: {}\n") ==
+        "prices.yaml:1:1: missing key 'transceivers' in price table; valid: a mapping with 'transceivers'");
 }

@@ -245,6 +245,12 @@ void read_background(const Layers& yaml, const std::string& context, FabricSpec&
   bg.finish();
 }
 
+const std::vector<std::string>& cost_basis_names()
+{
+  static const std::vector<std::string> names{"rental", "owned"};
+  return names;
+}
+
 const Section& cost_section()
 {
   using K = KeySpec;
@@ -252,10 +258,23 @@ const Section& cost_section()
       "platform.cost",
       "price and power of the platform",
       {
-          K::number("usd_per_gpu_hour", 0, 0, 1e6, "rental or amortised price of one GPU-hour").must().counts("$"),
+          K::number("usd_per_gpu_hour", 0, 0, 1e6, "rental price of one GPU-hour")
+              .counts("$")
+              .computed("required with basis: rental"),
           K::quantity_of("node_overhead", Quantity::power, "0W", 0, 1e6,
                          "CPUs, NICs, fans and PSU losses per node beyond the GPUs' board power"),
           K::number("pue", 1.0, 1.0, 5.0, "data-centre power usage effectiveness"),
+          K::choice("basis", "rental", cost_basis_names(),
+                    "the $/GPU-hour of the cost figures: rental (usd_per_gpu_hour) or owned (the cluster's "
+                    "capex from platforms/prices.yaml over years, plus energy at the PUE)"),
+          K::number("node_usd", 0, 0, 1e9, "price of one node, in place of the price table's")
+              .counts("$")
+              .computed("the price table's for the node's GPU"),
+          K::number("years", 0, 0, 50, "years the capex is amortised over").computed("the price table's"),
+          K::number("usd_per_kwh", 0, 0, 10, "energy price").counts("$").computed("the price table's"),
+          K::number("facility_usd_per_kw", 0, 0, 1e6, "data-centre build-out per kW of IT load")
+              .counts("$")
+              .computed("the price table's"),
       }};
   return s;
 }
@@ -566,9 +585,19 @@ PlatformSpec parse_platform(const YamlNode& root, const GpuCatalog& gpus, const 
 
   if (top.has("cost")) {
     SectionReader m(top.layers("cost"), cost_section(), cost_section().name);
-    p.cost.usd_per_gpu_hour = m.number("usd_per_gpu_hour");
+    auto given = [&m](const char* key) { return m.has(key) ? m.number(key) : 0.0; }; // 0: computed
+    p.cost.usd_per_gpu_hour = given("usd_per_gpu_hour");
     p.cost.node_overhead_watts = m.quantity("node_overhead");
     p.cost.pue = m.number("pue");
+    p.cost.basis = choice_index<CostBasis>(m.choice("basis"), cost_basis_names());
+    p.cost.basis_where = m.where("basis");
+    if (p.cost.basis == CostBasis::rental && !m.has("usd_per_gpu_hour"))
+      m.yaml().fail("cost.basis rental needs cost.usd_per_gpu_hour",
+                    "usd_per_gpu_hour: PRICE, or basis: owned (priced from platforms/prices.yaml)");
+    p.cost.node_usd = given("node_usd");
+    p.cost.years = given("years");
+    p.cost.usd_per_kwh = given("usd_per_kwh");
+    p.cost.facility_usd_per_kw = given("facility_usd_per_kw");
     m.finish();
   }
   top.finish();

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,10 +109,26 @@ struct FabricSpec {
   BackgroundTier background_tier = BackgroundTier::all;
 };
 
+/// Which $/GPU-hour the cost figures use: the rental price, or the owned cluster's (its capex
+/// amortised over `years` plus energy; Prices.hpp).
+enum class CostBasis { rental, owned };
+const std::vector<std::string>& cost_basis_names();
+
+struct PriceTable;
+
 struct CostSpec {
-  double usd_per_gpu_hour = 0;    ///< rental / amortised price of one GPU-hour
+  double usd_per_gpu_hour = 0;    ///< rental price of one GPU-hour
   double node_overhead_watts = 0; ///< CPUs, NICs, fans, PSU losses per node, on top of GPU board power
   double pue = 1.0;               ///< data-centre power usage effectiveness
+  CostBasis basis = CostBasis::rental;
+  // Overrides of the price table (0: the table's)
+  double node_usd = 0; ///< one node
+  double years = 0;    ///< amortisation of the capex
+  double usd_per_kwh = 0;
+  double facility_usd_per_kw = 0; ///< build-out per kW of IT load
+  /// The catalog's price table (platforms/prices.yaml); null for a platform parsed without one.
+  std::shared_ptr<const PriceTable> prices;
+  SourceLocation basis_where; ///< where `basis` was written (or the platform's file)
 };
 
 struct PlatformSpec {

@@ -5,11 +5,13 @@
 #include "topology/BillOfMaterials.hpp"
 #include "topology/ClusterGraph.hpp"
 #include "topology/Exporters.hpp"
+#include "topology/Prices.hpp"
 #include "topology/TopologyFacts.hpp"
 #include "topology/config/Units.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -181,6 +183,28 @@ nlohmann::ordered_json bom_json(const ClusterGraph& cg, const BillOfMaterials& b
   j["fabric_cables"] = b.fabric_cables();
   j["transceivers"] = b.transceivers();
   j["node_watts"] = b.node_watts;
+  const Capex c = price_cluster(b, cg.platform());
+  nlohmann::ordered_json priced = nlohmann::ordered_json::array();
+  for (const CapexLine& l : c.lines)
+    priced.push_back({{"item", l.what},
+                      {"count", l.count},
+                      {"unit_usd", l.unit_usd},
+                      {"usd", l.usd()},
+                      {"network", l.network},
+                      {"source", l.source}});
+  j["priced"] = priced;
+  if (c.priced()) {
+    j["capex_usd"] = c.total();
+    j["network_usd"] = c.network();
+    j["network_capex_share"] = c.network_share();
+    j["years"] = c.years;
+    j["usd_per_kwh"] = c.usd_per_kwh;
+    j["owned_usd_per_gpu_hour"] = c.usd_per_gpu_hour();
+    j["energy_usd_per_gpu_hour"] = c.energy_usd_per_gpu_hour();
+  } else {
+    j["capex_usd"] = nullptr;
+    j["unpriced"] = c.unpriced;
+  }
   return j;
 }
 
@@ -213,6 +237,35 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
   line("fabric in all", std::to_string(b.switches()) + " switches, " + std::to_string(b.fabric_cables()) +
                             " cables, " + std::to_string(b.transceivers()) + " transceivers");
   line("node power", format_quantity(b.node_watts, Quantity::power) + " (GPUs at TDP and node overhead; switches not included)");
+  const Capex c = price_cluster(b, p);
+  o << "priced (platforms/prices.yaml, the platform's cost overrides)\n";
+  std::vector<std::string> sources; // each once, numbered as the lines cite them
+  for (const CapexLine& l : c.lines) {
+    auto at = std::find(sources.begin(), sources.end(), l.source);
+    if (at == sources.end())
+      at = sources.insert(sources.end(), l.source);
+    std::snprintf(buf, sizeof buf, "%9.0f x $%-9.0f = $%-12.0f [%d]", l.count, l.unit_usd, l.usd(),
+                  static_cast<int>(at - sources.begin()) + 1);
+    line(l.what.c_str(), buf);
+  }
+  auto cite = [&] {
+    o << "  sources\n";
+    for (std::size_t i = 0; i < sources.size(); ++i)
+      o << "    [" << i + 1 << "] " << sources[i] << "\n";
+  };
+  if (!c.priced()) {
+    line("capex", "not priced: " + c.unpriced);
+    cite();
+    return o.str();
+  }
+  std::snprintf(buf, sizeof buf, "$%.0f, network $%.0f (%.1f %%)", c.total(), c.network(), 100 * c.network_share());
+  line("capex", buf);
+  std::snprintf(buf, sizeof buf,
+                "$%.3f per GPU-hour: capex over %.3g years $%.3f, energy at PUE %.2f and $%.4f/kWh $%.3f",
+                c.usd_per_gpu_hour(), c.years, c.usd_per_gpu_hour() - c.energy_usd_per_gpu_hour(), c.pue, c.usd_per_kwh,
+                c.energy_usd_per_gpu_hour());
+  line("owned", buf);
+  cite();
   return o.str();
 }
 

@@ -127,6 +127,17 @@ std::string format_figures(const RunMetrics& m)
   char budget[64];
   std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
   line(budget, buf);
+  const double per_mtok = m.usd_per_gpu_hour * m.gpus / (m.tokens_per_s * 3600) * 1e6;
+  std::snprintf(buf, sizeof buf, "$%.2f per GPU-hour (%s), $%.3g per 1M tokens", m.usd_per_gpu_hour,
+                m.cost_basis == "owned" ? "owned: capex amortised plus energy" : "rental", per_mtok);
+  line("price", buf);
+  if (std::isfinite(m.capex_usd)) {
+    std::snprintf(buf, sizeof buf, "$%s, network %.1f %%; owned $%.2f per GPU-hour", si(m.capex_usd).c_str(),
+                  100 * m.network_capex_share, m.owned_usd_per_gpu_hour);
+    line("capex", buf);
+  } else {
+    line("capex", "not priced: " + m.unpriced);
+  }
   // the step figures told above in other words, or not at all: by key, from the metric table
   bool first = true;
   for (const Metric& metric : report_metrics()) {

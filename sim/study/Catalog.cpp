@@ -1,5 +1,7 @@
 #include "sim/study/Catalog.hpp"
 
+#include "topology/Prices.hpp"
+
 #include "topology/config/Suggest.hpp"
 
 #include <algorithm>
@@ -55,6 +57,7 @@ Catalog Catalog::open()
   c.gpus_ = std::make_shared<GpuCatalog>(GpuCatalog::load(c.platforms_dir() + "/gpus.yaml"));
   c.protocols_ = std::make_shared<ProtocolTable>(ProtocolTable::load(c.platforms_dir() + "/collectives.yaml"));
   c.frameworks_ = std::make_shared<const FrameworkCatalog>(FrameworkCatalog::load(c.platforms_dir() + "/frameworks.yaml"));
+  c.prices_ = std::make_shared<const PriceTable>(PriceTable::load(c.platforms_dir() + "/prices.yaml"));
   return c;
 }
 
@@ -65,7 +68,7 @@ std::vector<std::string> Catalog::platform_names() const
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
       if (n.size() > 5 && n.compare(n.size() - 5, 5, ".yaml") == 0 && n != "gpus.yaml" && n != "collectives.yaml" &&
-          n != "frameworks.yaml")
+          n != "frameworks.yaml" && n != "prices.yaml")
         out.push_back(n.substr(0, n.size() - 5));
     }
     ::closedir(d);
@@ -102,14 +105,27 @@ PlatformSpec Catalog::parse_layered(const YamlNode& doc) const
       if (k.as_string() == "base")
         base = v;
   if (!base)
-    return parse_platform(doc, *gpus_, protocols_->transports());
+    return priced(parse_platform(doc, *gpus_, protocols_->transports()));
   YamlNode root = YamlNode::load_file(platform_path(base->as_string(), base->where(), doc.file()));
   if (root.is_map())
     for (const auto& [k, v] : root.entries())
       if (k.as_string() == "base")
         base->fail("platform '" + base->as_string() + "' has a base of its own",
                    "a platform without base: (one level of overrides)");
-  return parse_platform(root, *gpus_, protocols_->transports(), &doc);
+  return priced(parse_platform(root, *gpus_, protocols_->transports(), &doc));
+}
+
+PlatformSpec Catalog::priced(PlatformSpec p) const
+{
+  p.cost.prices = prices_;
+  if (p.cost.basis == CostBasis::owned) {
+    const std::string missing = unpriced_parts(p);
+    if (!missing.empty())
+      throw ConfigError(p.cost.basis_where, "cost.basis owned, but " + missing,
+                        "a price for each part in platforms/prices.yaml, the platform's cost overrides "
+                        "(node_usd, years, usd_per_kwh, facility_usd_per_kw), or basis: rental");
+  }
+  return p;
 }
 
 PlatformSpec Catalog::platform(const std::string& name, const SourceLocation& where,

@@ -17,6 +17,8 @@
 
 namespace clustersim {
 
+struct PriceTable;
+
 /// The data root as Catalog::open() finds it (see above).
 std::string data_root();
 
@@ -41,6 +43,8 @@ public:
   /// A platform written in place (an experiment's cluster.platform mapping): a whole platform,
   /// or `base:` (a catalog name or path) with the keys it overrides.
   PlatformSpec platform(const YamlNode& inline_platform) const;
+  /// The price table (platforms/prices.yaml) every platform of the catalog is priced from.
+  const PriceTable& prices() const { return *prices_; }
   std::vector<std::string> platform_names() const;
 
 private:
@@ -49,11 +53,14 @@ private:
                             const std::string& relative_to) const;
   /// Parses `doc`, over the platform its `base:` names if it has one.
   PlatformSpec parse_layered(const YamlNode& doc) const;
+  /// `p` with the price table; a platform owned (cost.basis) must have a price for each part.
+  PlatformSpec priced(PlatformSpec p) const;
 
   std::string root_;
   std::shared_ptr<GpuCatalog> gpus_;
   std::shared_ptr<ProtocolTable> protocols_;
   std::shared_ptr<const FrameworkCatalog> frameworks_;
+  std::shared_ptr<const PriceTable> prices_; ///< platforms/prices.yaml, given to every platform
   /// Platform files read so far, by path: a sweep or a validation file names the same few
   /// platforms thousands of times (files do not change during a run).
   std::shared_ptr<std::map<std::string, PlatformSpec>> platforms_ = std::make_shared<std::map<std::string, PlatformSpec>>();

@@ -4,6 +4,7 @@
 #include "strategies/LayoutRules.hpp"
 #include "strategies/PipelineSchedule.hpp"
 #include "strategies/StepBuilder.hpp"
+#include "topology/Prices.hpp"
 
 #include "sim/Protocols.hpp"
 #include "sim/collectives/CollectiveAlgorithm.hpp"
@@ -165,6 +166,7 @@ const Section& workload_section()
 
 std::vector<const Section*> all_sections()
 {
+  // clang-format off
   return {&experiment_section(), &model_section(),         &mla_section(),        &cluster_section(),    &job_section(), &training_section(),
           &overlap_section(),    &state_bytes_section(),   &lora_section(),   &baseline_section(),   &simulation_section(),
           &budget_section(),     &workload_section(),      &reliability_section(),   &reliability_fit_section(),
@@ -172,11 +174,14 @@ std::vector<const Section*> all_sections()
           &jitter_section(), &sweep_section(),         &sweep_range_section(), &plot_section(),
           &validation_section(), &case_section(),          &measured_section(),   &platform_section(),
           &node_section(),       &scale_up_section(),      &pcie_section(),       &nics_section(),
-          &fabric_section(),     &background_section(), &cost_section(),          &gpu_catalog_section(), &kernels_section(), &gpu_kernels_section(),
+          &fabric_section(),     &background_section(), &cost_section(),
+          &prices_file_section(), &years_price_section(), &energy_price_section(), &facility_price_section(),
+          &node_price_section(), &switch_price_section(), &part_price_section(), &gpu_catalog_section(), &kernels_section(), &gpu_kernels_section(),
           &gpu_section(),        &gpu_peak_section(),   &gpu_memory_section(),    &gpu_nvlink_section(), &gpu_efficiency_section(),
           &gpu_gemm_section(),   &attention_curve_section(), &attention_point_section(), &frameworks_file_section(),
           &framework_section(),  &framework_bucket_section(), &framework_sharded_section(), &tp_overlap_section(), &kernel_set_section(),
           &kernel_op_section(),  &kernel_pass_section(),  &fp8_recipe_section(),  &fp8_cast_section()};
+  // clang-format on
 }
 
 SourceLocation ExperimentSpec::at(const std::string& key) const

@@ -5,6 +5,8 @@
 #include "topology/config/Suggest.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -90,6 +92,16 @@ template <auto Field, class Registered> LayoutField registered(const char* key, 
 
 } // namespace
 
+Json metric_json(double v)
+{
+  return std::isfinite(v) ? Json(v) : Json();
+}
+
+double metric_value(const Json& v)
+{
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+
 double Metric::get(const RunMetrics& m) const
 {
   if (derived)
@@ -162,7 +174,26 @@ const std::vector<Metric>& report_metrics()
       told(step("gpu_hours", "GPU-hours", "time to train x GPUs", &RunMetrics::gpu_hours)),
       told(step("energy_mwh", "MWh", "GPUs at board power plus node overhead, times PUE, over the time to train",
                 &RunMetrics::energy_mwh)),
-      told(step("cost_usd", "USD", "gpu_hours x the platform's $/GPU-hour", &RunMetrics::cost_usd)),
+      told(step("cost_usd", "USD", "gpu_hours x usd_per_gpu_hour", &RunMetrics::cost_usd)),
+      told(step("usd_per_gpu_hour", "USD",
+                "the $/GPU-hour of the cost figures: the platform's rental price (cost.usd_per_gpu_hour), or "
+                "owned_usd_per_gpu_hour where cost.basis is owned",
+                &RunMetrics::usd_per_gpu_hour)),
+      told(derived("usd_per_mtokens", "USD", "dollars per million tokens: usd_per_gpu_hour x GPUs / tokens per hour",
+                   [](const RunMetrics& m) {
+                     return m.tokens_per_s > 0 ? m.usd_per_gpu_hour * m.gpus / (m.tokens_per_s * 3600) * 1e6
+                                               : std::numeric_limits<double>::quiet_NaN();
+                   })),
+      told(step("capex_usd", "USD",
+                "the cluster's nodes, fabric (switches, transceivers, cables) and facility, priced from "
+                "platforms/prices.yaml and the platform's cost overrides; null where a part is not priced",
+                &RunMetrics::capex_usd)),
+      told(step("network_capex_share", "1", "switches, transceivers and cables over capex_usd",
+                &RunMetrics::network_capex_share)),
+      told(step("owned_usd_per_gpu_hour", "USD",
+                "capex_usd written off over the years (cost.years or the price table's), plus energy (IT load x "
+                "PUE x $/kWh), per GPU-hour",
+                &RunMetrics::owned_usd_per_gpu_hour)),
       share("compute_s", "compute", "forward and backward compute of the critical rank (recompute apart)",
             &Breakdown::compute),
       share("recompute_s", "recompute", "recomputed forward passes", &Breakdown::recompute),
@@ -263,7 +294,7 @@ void put_layout(Json& row, const TrainingSpec* t)
 void put_metric_columns(Json& row, const RunMetrics* m, bool ran)
 {
   for (const Metric& k : report_metrics())
-    row[k.key] = m && (ran || k.before_run) ? Json(k.get(*m)) : Json();
+    row[k.key] = m && (ran || k.before_run) ? metric_json(k.get(*m)) : Json();
 }
 
 std::string metrics_markdown()

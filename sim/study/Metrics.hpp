@@ -37,6 +37,11 @@ struct Metric {
   void set(RunMetrics& m, double v) const;
 };
 
+/// A figure as JSON: null where it is not known (NaN: a part not priced), else the number.
+Json metric_json(double v);
+/// Its inverse: NaN for null.
+double metric_value(const Json& v);
+
 /// Every figure of a report, in report order: step, then breakdown, then memory.
 const std::vector<Metric>& report_metrics();
 /// The figure named `key`; nullptr when there is none.

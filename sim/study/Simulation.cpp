@@ -14,6 +14,7 @@
 #include "strategies/Layout.hpp"
 #include "strategies/StepBuilder.hpp"
 #include "topology/ClusterGraph.hpp"
+#include "topology/Prices.hpp"
 #include "topology/config/Units.hpp"
 
 #include <algorithm>
@@ -165,6 +166,28 @@ int open_domain(const Workload& w, const ClusterGraph& cluster)
   return -1;
 }
 
+/// The cluster's capex (its bill of materials priced) and, with cost.basis owned, the cost
+/// figures at the owned $/GPU-hour.
+void add_capex(RunMetrics& m, const ExperimentSpec& e, const ClusterGraph& cluster)
+{
+  const Capex c = price_cluster(bill_of_materials(cluster), e.platform);
+  m.cost_basis = cost_basis_names()[static_cast<std::size_t>(e.platform.cost.basis)];
+  if (!c.priced()) {
+    m.unpriced = c.unpriced;
+    if (e.platform.cost.basis == CostBasis::owned)
+      throw ConfigError(e.platform.cost.basis_where, "cost.basis owned, but " + c.unpriced,
+                        "a price for each part in platforms/prices.yaml, or basis: rental");
+    return;
+  }
+  m.capex_usd = c.total();
+  m.network_capex_share = c.network_share();
+  m.owned_usd_per_gpu_hour = c.usd_per_gpu_hour();
+  if (e.platform.cost.basis == CostBasis::owned) {
+    m.usd_per_gpu_hour = m.owned_usd_per_gpu_hour;
+    m.cost_usd = m.gpu_hours * m.usd_per_gpu_hour;
+  }
+}
+
 /// The report's metrics of a simulated step.
 RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const StepPlan& plan, const ExecutionResult& res,
                       const ModeChoice& mode)
@@ -201,7 +224,8 @@ RunMetrics metrics_of(const ExperimentSpec& e, const CostModel& cost, const Step
   const double watts =
       (gpus * e.platform.node.gpu.board_watts() + nodes * e.platform.cost.node_overhead_watts) * e.platform.cost.pue;
   m.energy_mwh = watts * m.time_to_train_s / 3600 / 1e6;
-  m.cost_usd = m.gpu_hours * e.platform.cost.usd_per_gpu_hour;
+  m.usd_per_gpu_hour = e.platform.cost.usd_per_gpu_hour; // owned: add_capex sets it
+  m.cost_usd = m.gpu_hours * m.usd_per_gpu_hour;
   std::uint32_t rank = busiest_rank(plan.workload, res);
   m.breakdown = analyze_rank(plan.workload, res, rank);
   if (e.faults.any()) {
@@ -291,6 +315,7 @@ RunMetrics simulate(const ExperimentSpec& e, const Catalog& catalog, TraceReques
   ExecutionResult res = mode.analytic ? evaluate_contention_free(plan.workload, collectives)
                                       : run_step(plan.workload, collectives, cluster, e);
   RunMetrics m = metrics_of(e, cost, plan, res, mode);
+  add_capex(m, e, cluster);
   set_comm(m, comm_time(plan.workload, res, collectives, m.breakdown.rank));
   m.engine = mode.analytic ? "timeline" : e.engine;
   m.network = network_load(plan.workload, collectives, m.step_time_s);
@@ -529,6 +554,7 @@ RunMetrics simulate_shared(const ExperimentSpec& e, const Catalog& catalog, Trac
                 " nodes), whose flows reach every rank";
   CostModel cost(e.model, e.training, e.platform.node.gpu);
   RunMetrics m = metrics_of(e, cost, *run.plan, mine, mode);
+  add_capex(m, e, ClusterGraph::build(e.platform, std::max(e.gpus, e.platform.node.gpus))); // its own GPUs
   m.engine = e.engine;
   m.tasks = run.all.tasks().size();
   m.network = network_load(run.all, *run.collectives, run.res.makespan);
@@ -670,12 +696,15 @@ Json to_json(const RunMetrics& m)
   if (m.training.pp > 1)
     j["pipeline"] = {{"layers_per_stage", m.layers_per_stage}, {"stages", m.pipeline}};
   j["baseline_gpus"] = m.baseline_gpus;
+  j["cost_basis"] = m.cost_basis;
+  if (!m.unpriced.empty())
+    j["unpriced"] = m.unpriced; // why capex_usd and the owned figures are null
   Json breakdown = Json::object();
   Json least = {{"rank", m.least_loaded.rank}};
   Json memory = Json::object();
   for (const Metric& k : report_metrics()) {
     if (k.part == MetricPart::step)
-      j[k.key] = k.get(m);
+      j[k.key] = metric_json(k.get(m));
     else if (k.part == MetricPart::breakdown) {
       breakdown[k.key] = k.get(m);
       if (m.has_least_loaded)
@@ -756,12 +785,15 @@ RunMetrics metrics_from_json(const Json& j)
     m.pipeline = j.at("pipeline").at("stages");
   }
   m.baseline_gpus = j.at("baseline_gpus");
+  m.cost_basis = j.at("cost_basis");
+  if (j.contains("unpriced"))
+    m.unpriced = j.at("unpriced");
   const Json& b = j.at("breakdown");
   const Json& mem = j.at("memory");
   m.has_least_loaded = j.contains("least_loaded_breakdown");
   for (const Metric& k : report_metrics()) {
     if (k.part == MetricPart::step)
-      k.set(m, j.at(k.key));
+      k.set(m, metric_value(j.at(k.key)));
     else if (k.part == MetricPart::breakdown) {
       k.set(m, b.at(k.key));
       if (m.has_least_loaded)

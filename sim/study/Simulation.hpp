@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <string>
 
 namespace clustersim {
@@ -72,7 +73,16 @@ struct RunMetrics {
   double time_to_train_s = 0;
   double gpu_hours = 0;
   double energy_mwh = 0; ///< GPUs at board power (TDP) + node overhead, times PUE
-  double cost_usd = 0;   ///< GPU-hours x the platform's $/GPU-hour
+  double cost_usd = 0;   ///< GPU-hours x usd_per_gpu_hour
+  /// The $/GPU-hour of the cost figures: the platform's rental price, or (cost.basis: owned)
+  /// owned_usd_per_gpu_hour.
+  double usd_per_gpu_hour = 0;
+  // The cluster priced from platforms/prices.yaml (Prices.hpp); NaN when a part is not priced
+  double capex_usd = std::numeric_limits<double>::quiet_NaN();
+  double network_capex_share = std::numeric_limits<double>::quiet_NaN();
+  double owned_usd_per_gpu_hour = std::numeric_limits<double>::quiet_NaN();
+  std::string unpriced;              ///< what is not priced (empty when the capex is known)
+  std::string cost_basis = "rental"; ///< the platform's cost.basis
 
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;

@@ -29,6 +29,7 @@
 #include "strategies/workload/chakra/ChakraTrace.hpp"
 #include "topology/BillOfMaterials.hpp"
 #include "topology/ClusterGraph.hpp"
+#include "topology/Prices.hpp"
 #include "topology/TopologyFacts.hpp"
 #include "topology/config/Suggest.hpp"
 #include "topology/config/Units.hpp"
@@ -285,14 +286,14 @@ int cli(const std::uint8_t* data, std::size_t size)
 }
 
 /// The catalog files of a data directory (CLUSTERSIM_DATA), which users edit: the first byte
-/// picks frameworks.yaml, gpus.yaml or collectives.yaml, the rest is the file, read from disk
+/// picks frameworks.yaml, gpus.yaml, collectives.yaml or prices.yaml, the rest is the file, read from disk
 /// as the catalog reads it; what loads is then used as the cost model uses it.
 int catalog_file(const std::uint8_t* data, std::size_t size)
 {
   if (size == 0)
     return 0;
-  static const char* const names[] = {"frameworks.yaml", "gpus.yaml", "collectives.yaml"};
-  const int which = data[0] % 3;
+  static const char* const names[] = {"frameworks.yaml", "gpus.yaml", "collectives.yaml", "prices.yaml"};
+  const int which = data[0] % 4;
   // one scratch directory per process, removed when the fuzzer exits
   struct ScratchDir {
     std::string path;
@@ -334,8 +335,22 @@ int catalog_file(const std::uint8_t* data, std::size_t size)
         gpu->gemm_shape_factor(1, 7, 96, 3, gpu->sms / 2);
         gpu->power_factor();
       }
-    } else {
+    } else if (which == 2) {
       ProtocolTable::load(path);
+    } else {
+      // priced as a platform is: a bill at every rate the table may or may not hold
+      const PriceTable t = PriceTable::load(path);
+      PlatformSpec p;
+      p.name = "fuzz";
+      p.node.gpu.id = t.nodes.empty() ? std::string("none") : t.nodes.begin()->first;
+      p.node.gpus = 8;
+      p.node.nics = 8;
+      p.node.nic.bandwidth = 50e9;
+      p.fabric.link.bandwidth = 100e9;
+      p.cost.prices = std::make_shared<const PriceTable>(t);
+      const Capex c = price_cluster({}, p);
+      c.usd_per_gpu_hour();
+      unpriced_parts(p);
     }
   });
 }
