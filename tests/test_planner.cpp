@@ -358,6 +358,57 @@ TEST_CASE("plan --objective goodput ranks by days through failures, searching cl
   CHECK(bad.err.find("over cluster sizes up to --gpus), time (") != std::string::npos);
 }
 
+TEST_CASE("plan --objective tco over two fabrics ranks the cheaper first where its slowdown is small")
+{
+  // Llama-2 7B on 64 H100 of a rail-optimized fabric at 1:1 and at 2:1: within one scalable unit
+  // the 2:1 leaves carry this step as fast, and buy half the leaf-spine cables and spines less
+  auto r = run_cli("plan --model llama2-7b --platform dgx-h100,dgx-h100-2to1 --gpus 64 --global-batch 256 "
+                   "--objective tco --top 1 --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["objective"] == "tco");
+  const auto& compared = j["compared"];
+  REQUIRE(compared.size() == 2);
+  CHECK(compared[0]["platform"] == "dgx-h100-2to1");
+  CHECK(compared[1]["platform"] == "dgx-h100");
+  const double slowdown = compared[0]["step_time_s"].get<double>() / compared[1]["step_time_s"].get<double>() - 1;
+  CHECK(slowdown < 0.01);
+  CHECK(compared[0]["capex_usd"].get<double>() < compared[1]["capex_usd"].get<double>());
+  // each objective is the owned price of its GPU-hours per million tokens, at its stated step
+  for (const auto& c : compared) {
+    const double tokens_per_step = 256.0 * 4096;
+    const double usd = c["owned_usd_per_gpu_hour"].get<double>() * c["gpus"].get<double>() *
+                       c["step_time_s"].get<double>() / 3600 / tokens_per_step * 1e6;
+    CHECK(c["objective"].get<double>() == doctest::Approx(usd).epsilon(1e-12));
+  }
+  CHECK(compared[0]["objective"].get<double>() < compared[1]["objective"].get<double>());
+  // the plans themselves are in the order compared, each the single-platform plan's JSON
+  REQUIRE(j["plans"].size() == 2);
+  CHECK(j["plans"][0]["platform"] == "dgx-h100-2to1");
+  CHECK(j["plans"][0]["ranked"][0]["owned_usd_per_mtokens"].get<double>() ==
+        doctest::Approx(compared[0]["objective"].get<double>()).epsilon(1e-12));
+  // the text ends with the comparison
+  auto t = run_cli("plan --model llama2-7b --platform dgx-h100,dgx-h100-2to1 --gpus 64 --global-batch 256 "
+                   "--objective tco --top 1");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("platforms compared by cost per token, owned") != std::string::npos);
+  CHECK(t.out.find("   1  dgx-h100-2to1") != std::string::npos);
+  // --emit writes one platform's layouts; a platform named twice is one error
+  auto emit = run_cli("plan --model llama2-7b --platform dgx-h100,dgx-h100-2to1 --gpus 64 --global-batch 256 "
+                      "--emit " + temp_dir() + "/e");
+  CHECK(emit.exit_code == 2);
+  CHECK(emit.err.find("command line: --emit: --emit writes the layouts of one platform") == 0);
+  auto twice = run_cli("plan --model llama2-7b --platform dgx-h100,dgx-h100 --gpus 64 --global-batch 256");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("platform 'dgx-h100' is named twice") != std::string::npos);
+  // a platform the table cannot price is refused by tco before any search
+  auto a100 = run_cli("plan --model llama2-7b --platform dgx-a100-80gb --gpus 64 --global-batch 256 --objective tco");
+  CHECK(a100.exit_code == 2);
+  CHECK(a100.err.find("command line: --objective: dgx-a100-80gb cannot be priced as owned: no node price for GPU "
+                      "'a100-sxm4-80gb'") == 0);
+  CHECK(a100.out.empty());
+}
+
 TEST_CASE("a MoE layout's floor adds the EP exchanges that must cross NICs, and stays under its estimate")
 {
   std::string out = run_isolated([] {

@@ -2,7 +2,7 @@
 /// The bill of materials of an instantiated cluster, counted on the same graph the simulation
 /// runs on: nodes, GPUs, NICs, NVSwitch chips; the fabric's switches per tier with their radix
 /// and the ports the job's cabling uses; the cables of each tier and the transceivers at their
-/// ends; the nodes' power. Prices are not part of it (see docs/platforms.md).
+/// ends; the nodes' power. Prices.hpp prices it.
 
 #include "topology/ClusterGraph.hpp"
 
@@ -27,7 +27,7 @@ struct CableClass {
   std::string tiers;
   long long cables = 0;
   double bandwidth = 0;        ///< bytes/s per cable, per direction
-  long long transceivers = 0;  ///< one at each end of every cable (optical; see docs/platforms.md)
+  long long transceivers = 0;  ///< one at each end of every cable (every cable counted optical; README "Hardware and layouts")
 };
 
 struct BillOfMaterials {

@@ -238,8 +238,8 @@ struct PlanOptions {
   bool gpus_given = false, seq_given = false, max_tp_given = false, batch_given = false;
 };
 
-/// The request the flags describe, every flag checked before any work.
-PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
+/// The request the flags describe for one platform of --platform, every flag checked before any work.
+PlanRequest plan_request(const PlanOptions& o, const std::string& platform, const Catalog& catalog)
 {
   auto need = [](bool missing, const char* flag, const char* what) {
     if (missing)
@@ -274,7 +274,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   require_training_length(r.model, o.seq_given, "--seq LENGTH (e.g. --seq 4096)");
   if (o.seq_given)
     r.model.seq_len = o.seq;
-  r.platform = catalog.platform(o.platform, command_line("--platform"));
+  r.platform = catalog.platform(platform, command_line("--platform"));
   if (o.gpus % r.platform.node.gpus != 0 && o.gpus > r.platform.node.gpus)
     throw ConfigError(command_line("--gpus"), std::to_string(o.gpus) + " GPUs are not whole " + r.platform.name +
                                                   " nodes",
@@ -289,6 +289,7 @@ PlanRequest plan_request(const PlanOptions& o, const Catalog& catalog)
   r.deadline_days = o.deadline_days;
   r.top = o.top;
   r.jobs = o.jobs;
+  plan_objective_named(r.objective).check(r);
   return r;
 }
 
@@ -364,6 +365,111 @@ void emit_plans(const PlanOptions& o, const PlanRequest& r, const PlanResult& re
                 res.ranked.size() == 1 ? "" : "s", files, o.emit.c_str());
 }
 
+/// Dollars to 4 significant digits with a k / M / G suffix: "$749.1 M".
+std::string fmt_usd(double v)
+{
+  static const char* suffix[] = {"", " k", " M", " G"};
+  int k = 0;
+  while (std::fabs(v) >= 1000 && k < 3) {
+    v /= 1000;
+    ++k;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "$%.4g%s", v, suffix[k]);
+  return buf;
+}
+
+/// One plan of `plan --platform A,B,...`: its best layout by the objective, for the comparison.
+struct PlatformPlan {
+  PlanRequest request;
+  PlanResult result;
+  double best = 0; ///< the objective at the best layout's simulated step
+};
+
+/// `plan --platform A,B,...`: the same search on each platform (a fabric, a GPU, a price), then
+/// the platforms ranked by their best layout's objective.
+std::string compared_text(const std::vector<PlatformPlan>& plans)
+{
+  std::ostringstream o;
+  char buf[512];
+  const PlanObjective& objective = plan_objective_named(plans.front().request.objective);
+  o << "\nplatforms compared by " << objective.title() << " (each at its best layout):\n";
+  std::snprintf(buf, sizeof buf, "   #  %-28s %5s  %10s  %6s  %12s  %9s  %9s  %s\n", "platform", "GPUs", "step", "MFU",
+                "capex", "rent $/h", "own $/h", "objective");
+  o << buf;
+  int i = 0;
+  for (const PlatformPlan& p : plans) {
+    if (p.result.ranked.empty()) {
+      std::snprintf(buf, sizeof buf, "  %2d  %-28s no layout fits\n", ++i, p.request.platform.name.c_str());
+      o << buf;
+      continue;
+    }
+    const PlanCandidate& c = p.result.ranked.front();
+    const std::string capex = std::isfinite(c.sim.capex_usd) ? fmt_usd(c.sim.capex_usd) : std::string("unpriced");
+    const std::string value = objective.json_key().empty() ? format_time(p.best) : objective.text(p.best);
+    char owned[32] = "-";
+    if (std::isfinite(c.sim.owned_usd_per_gpu_hour))
+      std::snprintf(owned, sizeof owned, "%.3f", c.sim.owned_usd_per_gpu_hour);
+    std::snprintf(buf, sizeof buf, "  %2d  %-28s %5d  %8.3f s  %4.1f %%  %12s  %9.3f  %9s  %s\n", ++i,
+                  p.request.platform.name.c_str(), c.gpus, c.sim.step_time_s, 100 * c.sim.mfu, capex.c_str(),
+                  p.request.platform.cost.usd_per_gpu_hour, owned, value.c_str());
+    o << buf;
+  }
+  return o.str();
+}
+
+int plan_platforms(const PlanOptions& o, const std::vector<std::string>& platforms, const Catalog& catalog)
+{
+  if (!o.emit.empty())
+    throw ConfigError(command_line("--emit"), "--emit writes the layouts of one platform",
+                      "one --platform with --emit, or no --emit");
+  std::vector<PlatformPlan> plans;
+  for (const std::string& name : platforms) {
+    for (const PlatformPlan& p : plans)
+      if (p.request.platform.name == catalog.platform(name, command_line("--platform")).name)
+        throw ConfigError(command_line("--platform"), "platform '" + name + "' is named twice",
+                          "each platform once, e.g. --platform dgx-h100,dgx-h100-2to1");
+    plans.push_back({plan_request(o, name, catalog), {}, 0});
+  }
+  for (PlatformPlan& p : plans) {
+    p.result = plan_layouts(p.request, catalog, [](const std::string&) {});
+    if (!p.result.ranked.empty())
+      p.best = plan_objective(p.request, p.result.ranked.front().gpus, p.result.ranked.front().sim.step_time_s);
+  }
+  // best first; a platform where nothing fits last, in the order given
+  std::stable_sort(plans.begin(), plans.end(), [](const PlatformPlan& a, const PlatformPlan& b) {
+    if (a.result.ranked.empty() || b.result.ranked.empty())
+      return !a.result.ranked.empty() && b.result.ranked.empty();
+    return a.best < b.best;
+  });
+  const ValidatedError band =
+      validated_error(catalog.root() + "/experiments/validation/accuracy.yaml", plans.front().request.model.experts > 1);
+  if (o.json) {
+    OJson all = OJson::array(), compared = OJson::array();
+    for (const PlatformPlan& p : plans) {
+      all.push_back(result_json(p.request, p.result, band));
+      OJson row{{"platform", p.request.platform.name}, {"fits", !p.result.ranked.empty()}};
+      if (!p.result.ranked.empty()) {
+        const PlanCandidate& c = p.result.ranked.front();
+        row["gpus"] = c.gpus;
+        row["layout"] = describe_layout(c.training);
+        row["step_time_s"] = c.sim.step_time_s;
+        row["capex_usd"] = metric_json(c.sim.capex_usd);
+        row["rental_usd_per_gpu_hour"] = p.request.platform.cost.usd_per_gpu_hour;
+        row["owned_usd_per_gpu_hour"] = metric_json(c.sim.owned_usd_per_gpu_hour);
+        row["objective"] = p.best;
+      }
+      compared.push_back(row);
+    }
+    std::cout << OJson{{"objective", o.objective}, {"compared", compared}, {"plans", all}}.dump(2) << "\n";
+  } else {
+    for (const PlatformPlan& p : plans)
+      std::cout << report(p.request, p.result, band) << "\n";
+    std::cout << compared_text(plans);
+  }
+  return plans.front().result.ranked.empty() ? 1 : 0;
+}
+
 int plan_command(const PlanOptions& o)
 {
   Catalog catalog = Catalog::open();
@@ -371,7 +477,10 @@ int plan_command(const PlanOptions& o)
     int_argument(o.top, "--top", 1, 1000);
     return check({o.check}, o.only, o.top, o.jobs, o.json, catalog);
   }
-  PlanRequest r = plan_request(o, catalog);
+  const std::vector<std::string> platforms = o.platform.empty() ? std::vector<std::string>{""} : split(o.platform, ',');
+  if (platforms.size() > 1)
+    return plan_platforms(o, platforms, catalog);
+  PlanRequest r = plan_request(o, platforms.front(), catalog);
   if (!o.emit.empty())
     check_directory(o.emit, "--emit");
   const ValidatedError band =
@@ -404,7 +513,9 @@ void add_plan_command(CLI::App& app, Action& action)
       "plan", "Search the parallel layouts of a model on a cluster: enumerate, prune by memory, rank by a fast "
               "contention-free estimate, simulate the best K");
   cmd->add_option("--model", opt->model, "preset name, model YAML, or Hugging Face config.json");
-  cmd->add_option("--platform", opt->platform, "platform from the catalog");
+  cmd->add_option("--platform", opt->platform,
+                  "platform from the catalog; several, comma-separated (e.g. dgx-h100,dgx-h100-2to1), are each "
+                  "searched and then ranked by the objective at their best layout");
   cmd->add_option("--gpus", opt->gpus, "GPUs (cost and deadline objectives: the most to consider)");
   cmd->add_option("--global-batch", opt->global_batch, "sequences per step");
   cmd->add_option("--seq", opt->seq, "sequence length (default: the model's)");

@@ -20,6 +20,8 @@ public:
   virtual std::string title() const = 0;
   /// The figure a candidate is ranked by, smaller first, for a step of `step_s` on `gpus` GPUs.
   virtual double value(const PlanRequest& r, int gpus, double step_s) const = 0;
+  /// Refuses a request the objective cannot rank (ConfigError naming the flag), before any search.
+  virtual void check(const PlanRequest& r) const { (void)r; }
   /// Whether every node multiple that doubles up to --gpus is a cluster size to consider
   /// (otherwise --gpus alone).
   virtual bool sizes_the_cluster() const { return true; }

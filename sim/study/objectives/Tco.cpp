@@ -23,6 +23,13 @@ public:
     const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
     return usd_per_gpu_hour(r.platform, gpus) * gpus * step_s / 3600 / tokens_per_step * 1e6;
   }
+  void check(const PlanRequest& r) const override
+  {
+    if (const std::string missing = unpriced_parts(r.platform); !missing.empty())
+      throw ConfigError(command_line("--objective"), r.platform.name + " cannot be priced as owned: " + missing,
+                        "a platform whose parts platforms/prices.yaml prices, its cost overrides, or --objective "
+                        "cost (the rental price)");
+  }
   std::string json_key() const override { return "owned_usd_per_mtokens"; }
   std::string text(double value) const override
   {
