@@ -837,3 +837,22 @@ TEST_CASE("price table: each bad entry is one clear error at its place")
   CHECK(error(head + "switches: {}\n") ==
         "prices.yaml:1:1: missing key 'transceivers' in price table; valid: a mapping with 'transceivers'");
 }
+
+TEST_CASE("bill of materials: DeepSeek's multi-plane fat-tree at 16,384 GPUs has the switches and links of its Table 3")
+{
+  // Insights into DeepSeek-V3 (ISCA'25, arXiv 2505.09343) Table 3: MPFT, eight planes of two-layer
+  // fat-trees of 64-port switches, 16,384 endpoints, 768 switches; each plane 64 leaves (32 down,
+  // 32 up) and 32 spines, so 2 x 16,384 links. rail-only is that fabric: each rail its own Clos.
+  PlatformSpec p = catalog().platform("dgx-h100", {});
+  p.fabric.kind = FabricKind::rail_only;
+  const BillOfMaterials b = bill_of_materials(ClusterGraph::build(p, 16384));
+  CHECK(b.switches() == 768);
+  CHECK(tier(b, "leaf").first == 512);
+  CHECK(tier(b, "spine").first == 256);
+  CHECK(tier(b, "core").first == 0);
+  CHECK(b.fabric_cables() == 32768);
+  // the rail-optimized fabric of the same GPUs needs a third tier: 1,280 switches, 49,152 cables
+  const BillOfMaterials r = bill_of_materials(ClusterGraph::build(catalog().platform("dgx-h100", {}), 16384));
+  CHECK(r.switches() == 1280);
+  CHECK(r.fabric_cables() == 49152);
+}
