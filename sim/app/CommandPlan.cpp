@@ -11,6 +11,7 @@
 #include "sim/study/Planner.hpp"
 #include "sim/study/Validation.hpp"
 #include "topology/config/Suggest.hpp"
+#include "topology/config/Units.hpp"
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -365,20 +366,6 @@ void emit_plans(const PlanOptions& o, const PlanRequest& r, const PlanResult& re
                 res.ranked.size() == 1 ? "" : "s", files, o.emit.c_str());
 }
 
-/// Dollars to 4 significant digits with a k / M / G suffix: "$749.1 M".
-std::string fmt_usd(double v)
-{
-  static const char* suffix[] = {"", " k", " M", " G"};
-  int k = 0;
-  while (std::fabs(v) >= 1000 && k < 3) {
-    v /= 1000;
-    ++k;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "$%.4g%s", v, suffix[k]);
-  return buf;
-}
-
 /// One plan of `plan --platform A,B,...`: its best layout by the objective, for the comparison.
 struct PlatformPlan {
   PlanRequest request;
@@ -405,7 +392,8 @@ std::string compared_text(const std::vector<PlatformPlan>& plans)
       continue;
     }
     const PlanCandidate& c = p.result.ranked.front();
-    const std::string capex = std::isfinite(c.sim.capex_usd) ? fmt_usd(c.sim.capex_usd) : std::string("unpriced");
+    const std::string capex =
+        std::isfinite(c.sim.capex_usd) ? "$" + format_si(c.sim.capex_usd, 4) : std::string("unpriced");
     const std::string value = objective.json_key().empty() ? format_time(p.best) : objective.text(p.best);
     char owned[32] = "-";
     if (std::isfinite(c.sim.owned_usd_per_gpu_hour))

@@ -110,18 +110,7 @@ std::string format_figures(const RunMetrics& m)
   line("tokens/s per GPU", num(m.tokens_per_s_per_gpu, 1));
   std::snprintf(buf, sizeof buf, "%.1f %% (vs %d GPUs)", 100 * m.scaling_efficiency, m.baseline_gpus);
   line("scaling efficiency", buf);
-  // 3 significant digits with a k / M / G suffix: "2.07 M GPU-hours", "$3.70 M"
-  auto si = [](double v) {
-    static const char* suffix[] = {"", " k", " M", " G", " T"};
-    int k = 0;
-    while (std::fabs(v) >= 1000 && k < 4) {
-      v /= 1000;
-      ++k;
-    }
-    char s[32];
-    std::snprintf(s, sizeof s, "%.3g%s", v, suffix[k]);
-    return std::string(s);
-  };
+  auto si = [](double v) { return format_si(v); }; // "2.07 M GPU-hours", "$3.70 M"
   std::snprintf(buf, sizeof buf, "%.1f days, %s GPU-hours, %s MWh, $%s", m.time_to_train_s / 86400,
                 si(m.gpu_hours).c_str(), si(m.energy_mwh).c_str(), si(m.cost_usd).c_str());
   char budget[64];

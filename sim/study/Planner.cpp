@@ -200,6 +200,12 @@ std::string layout_key(const TrainingSpec& t)
          (t.ep > 1 || t.etp > 1 ? " ep " + std::to_string(t.ep) + " etp " + std::to_string(t.etp) : "");
 }
 
+double usd_per_mtokens(const PlanRequest& r, int gpus, double step_s, double usd_per_gpu_hour)
+{
+  const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
+  return usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6;
+}
+
 double plan_objective(const PlanRequest& r, int gpus, double step_s)
 {
   return plan_objective_named(r.objective).value(r, gpus, step_s);

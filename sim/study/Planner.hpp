@@ -97,6 +97,8 @@ struct PlanResult {
 /// The objective of a step time for a candidate (seconds, dollars per million tokens, or
 /// seconds again for deadline, after the GPU count has been chosen).
 double plan_objective(const PlanRequest& r, int gpus, double step_s);
+/// Dollars per million tokens of a step of `step_s` on `gpus` GPUs at `usd_per_gpu_hour`.
+double usd_per_mtokens(const PlanRequest& r, int gpus, double step_s, double usd_per_gpu_hour);
 
 PlanResult plan_layouts(const PlanRequest& r, const Catalog& catalog,
                         const std::function<void(const std::string&)>& progress = {});

@@ -229,6 +229,19 @@ std::string format_bandwidth(double bps)
   return with_digits(bps / 1e6, 1) + " MB/s";
 }
 
+std::string format_si(double v, int digits)
+{
+  static const char* suffix[] = {"", " k", " M", " G", " T"};
+  int k = 0;
+  while (std::fabs(v) >= 1000 && k < 4) {
+    v /= 1000;
+    ++k;
+  }
+  char s[48];
+  std::snprintf(s, sizeof s, "%.*g%s", digits, v, suffix[k]);
+  return s;
+}
+
 std::string format_time(double s)
 {
   double a = std::fabs(s);

@@ -57,6 +57,8 @@ std::string valid_suffixes(Quantity kind);
 std::string format_bytes(double bytes);
 std::string format_bandwidth(double bytes_per_s);
 std::string format_time(double seconds);
+/// `digits` significant digits with a k / M / G / T suffix: "2.07 M", "749.1 M".
+std::string format_si(double v, int digits = 3);
 std::string format_flop_rate(double flops);
 
 } // namespace clustersim

@@ -11,8 +11,7 @@ public:
   std::string title() const override { return "cost per token"; }
   double value(const PlanRequest& r, int gpus, double step_s) const override
   {
-    const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
-    return r.platform.cost.usd_per_gpu_hour * gpus * step_s / 3600 / tokens_per_step * 1e6;
+    return usd_per_mtokens(r, gpus, step_s, r.platform.cost.usd_per_gpu_hour);
   }
 };
 

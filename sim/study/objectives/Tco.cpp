@@ -20,8 +20,7 @@ public:
   std::string title() const override { return "cost per token, owned (capex amortised, plus energy)"; }
   double value(const PlanRequest& r, int gpus, double step_s) const override
   {
-    const double tokens_per_step = static_cast<double>(r.global_batch) * r.model.seq_len;
-    return usd_per_gpu_hour(r.platform, gpus) * gpus * step_s / 3600 / tokens_per_step * 1e6;
+    return usd_per_mtokens(r, gpus, step_s, owned_rate(r.platform, gpus));
   }
   void check(const PlanRequest& r) const override
   {
@@ -40,7 +39,7 @@ public:
 
 private:
   /// The owned $/GPU-hour of each platform and cluster size (a graph built and priced once).
-  double usd_per_gpu_hour(const PlatformSpec& p, int gpus) const
+  double owned_rate(const PlatformSpec& p, int gpus) const
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto key = std::make_pair(p.name + "\n" + p.file, gpus);
