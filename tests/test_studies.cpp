@@ -401,6 +401,39 @@ TEST_CASE("study fabric-planes: DeepSeek-V3 on 2,048 H800 takes one step on eigh
   CHECK(step.at({"fat-tree", "ecmp"}) > 1.005 * step.at({"fat-tree", "ideal"}));
 }
 
+TEST_CASE("study fabric-cost-dsv3: priced and owned, rail-only trains a DeepSeek-V3 token for the least, and a 2:1 "
+          "fat-tree's saving is eaten by its slower all-to-all")
+{
+  Study s = run_study("fabric-cost-dsv3", {});
+  REQUIRE(s.rows.size() == 6);
+  std::map<std::pair<std::string, std::string>, json> row;
+  for (const auto& r : s.rows) {
+    CHECK(r.at("status") == "ok");
+    CHECK(r.at("platform").get<std::string>().find("cost.basis: owned") != std::string::npos);
+    row[{r.at("cluster.platform.fabric.kind").get<std::string>(),
+         r.at("cluster.platform.fabric.oversubscription").get<std::string>()}] = r;
+  }
+  auto at = [&](const char* kind, const char* ratio, const char* key) { return num(row.at({kind, ratio}), key); };
+  // owned: the cost figures take the capex-derived GPU-hour, and a token's price follows
+  for (const auto& [k, r] : row) {
+    CHECK(num(r, "usd_per_gpu_hour") == num(r, "owned_usd_per_gpu_hour"));
+    CHECK(num(r, "usd_per_mtokens") == doctest::Approx(num(r, "cost_usd") / num(r, "budget_tokens") * 1e6));
+  }
+  // rail-only drops the core tier: less capex, a smaller network share, the cheapest token
+  CHECK(at("rail-only", "1", "capex_usd") < at("rail-optimized", "1", "capex_usd"));
+  CHECK(at("rail-only", "1", "network_capex_share") < at("rail-optimized", "1", "network_capex_share"));
+  for (const auto& [k, r] : row)
+    CHECK(at("rail-only", "2", "usd_per_mtokens") <= num(r, "usd_per_mtokens"));
+  // the same step on the rail fabrics (PXN keeps the cross-rail all-to-all on NVLink)
+  CHECK(std::fabs(at("rail-only", "1", "step_time_s") / at("rail-optimized", "1", "step_time_s") - 1) < 0.005);
+  // a 2:1 fat-tree saves capex and loses as much in step time: its token costs what the 1:1's does
+  CHECK(at("fat-tree", "2", "capex_usd") < at("fat-tree", "1", "capex_usd"));
+  CHECK(at("fat-tree", "2", "step_time_s") > 1.02 * at("fat-tree", "1", "step_time_s"));
+  CHECK(at("fat-tree", "2", "usd_per_mtokens") > 0.995 * at("fat-tree", "1", "usd_per_mtokens"));
+  // on rail fabrics the expert group stays under its leaves: 2:1 is cheaper per token
+  CHECK(at("rail-optimized", "2", "usd_per_mtokens") < 0.98 * at("rail-optimized", "1", "usd_per_mtokens"));
+}
+
 TEST_CASE("study hsdp-scale: sharding over every replica falls off at 4,096 GPUs, sharding within a node does not, "
           "for more memory")
 {
