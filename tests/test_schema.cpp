@@ -58,6 +58,21 @@ TEST_CASE("docs/configuration.md is the tables' (clustersim schema --markdown)")
                 "docs/configuration.md drifted from the tables: scripts/update-docs.sh regenerates it");
 }
 
+TEST_CASE("schema names a catalog file with or without .yaml: schema prices is the price table's keys")
+{
+  auto r = run_cli("schema prices");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == run_cli("schema prices.yaml").out);
+  CHECK(r.out.rfind("prices.yaml: the price table (platforms/prices.yaml): every price with its source and date\n",
+                    0) == 0);
+  for (const char* key : {"amortisation", "energy", "facility", "nodes", "switches", "transceivers", "cables"})
+    CHECK(r.out.find(std::string("\n  ") + key + "  (") != std::string::npos);
+  auto parts = run_cli("schema switch_price part_price");
+  REQUIRE(parts.exit_code == 0);
+  CHECK(parts.out.find("  source  (") != std::string::npos);
+  CHECK(parts.out.find("  date  (") != std::string::npos);
+}
+
 TEST_CASE("schema training prints every training key with its default and doc")
 {
   auto r = run_cli("schema training");

@@ -313,6 +313,14 @@ std::string unpriced_parts(const PlatformSpec& p)
   return price_cluster(probe, p).unpriced;
 }
 
+void require_priced_if_owned(const PlatformSpec& p, const std::string& missing)
+{
+  if (p.cost.basis == CostBasis::owned && !missing.empty())
+    throw ConfigError(p.cost.basis_where, "cost.basis owned, but " + missing,
+                      "a price for each part in platforms/prices.yaml, the platform's cost overrides (node_usd, "
+                      "years, usd_per_kwh, facility_usd_per_kw), or basis: rental");
+}
+
 double usd_per_gpu_hour(const PlatformSpec& p, int gpus)
 {
   return p.cost.basis == CostBasis::rental ? p.cost.usd_per_gpu_hour : owned_usd_per_gpu_hour(p, gpus);

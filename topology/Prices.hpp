@@ -90,6 +90,10 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p);
 /// the years and energy.
 std::string unpriced_parts(const PlatformSpec& p);
 
+/// Refuses, at its `cost.basis`, a platform owned but not priced (`missing`: what is not); does
+/// nothing for a rental platform or an empty `missing`.
+void require_priced_if_owned(const PlatformSpec& p, const std::string& missing);
+
 /// The $/GPU-hour the platform's `cost.basis` names: its rental price, or its owned price at
 /// `gpus` GPUs (the capex of the cluster that size, amortised, plus energy).
 double usd_per_gpu_hour(const PlatformSpec& p, int gpus);

@@ -125,7 +125,7 @@ int schema(const std::vector<std::string>& what, bool markdown, bool as_summary,
   for (const auto& w : what) {
     const Section* found = nullptr;
     for (const Section* s : all_sections())
-      if (s->name == w)
+      if (s->name == w || s->name == w + ".yaml") // a catalog file by its name: `schema prices`
         found = s;
     if (found) {
       sections.push_back(found);

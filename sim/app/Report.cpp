@@ -116,7 +116,7 @@ std::string format_figures(const RunMetrics& m)
   char budget[64];
   std::snprintf(budget, sizeof budget, "train %.3g tokens", m.budget_tokens);
   line(budget, buf);
-  const double per_mtok = m.usd_per_gpu_hour * m.gpus / (m.tokens_per_s * 3600) * 1e6;
+  const double per_mtok = find_metric("usd_per_mtokens")->get(m);
   std::snprintf(buf, sizeof buf, "$%.2f per GPU-hour (%s), $%.3g per 1M tokens", m.usd_per_gpu_hour,
                 m.cost_basis == "owned" ? "owned: capex amortised plus energy" : "rental", per_mtok);
   line("price", buf);

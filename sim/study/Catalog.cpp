@@ -118,13 +118,8 @@ PlatformSpec Catalog::parse_layered(const YamlNode& doc) const
 PlatformSpec Catalog::priced(PlatformSpec p) const
 {
   p.cost.prices = prices_;
-  if (p.cost.basis == CostBasis::owned) {
-    const std::string missing = unpriced_parts(p);
-    if (!missing.empty())
-      throw ConfigError(p.cost.basis_where, "cost.basis owned, but " + missing,
-                        "a price for each part in platforms/prices.yaml, the platform's cost overrides "
-                        "(node_usd, years, usd_per_kwh, facility_usd_per_kw), or basis: rental");
-  }
+  if (p.cost.basis == CostBasis::owned)
+    require_priced_if_owned(p, unpriced_parts(p));
   return p;
 }
 

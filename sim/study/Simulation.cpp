@@ -174,9 +174,7 @@ void add_capex(RunMetrics& m, const ExperimentSpec& e, const ClusterGraph& clust
   m.cost_basis = cost_basis_names()[static_cast<std::size_t>(e.platform.cost.basis)];
   if (!c.priced()) {
     m.unpriced = c.unpriced;
-    if (e.platform.cost.basis == CostBasis::owned)
-      throw ConfigError(e.platform.cost.basis_where, "cost.basis owned, but " + c.unpriced,
-                        "a price for each part in platforms/prices.yaml, or basis: rental");
+    require_priced_if_owned(e.platform, c.unpriced);
     return;
   }
   m.capex_usd = c.total();
