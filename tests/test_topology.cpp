@@ -718,10 +718,10 @@ std::shared_ptr<const PriceTable> stated_prices(const std::string& rates = "400G
                   src +
                   "}}\n"
                   "switches: {" +
-                  rates + ": {usd: 30000, radix: 64, " + src +
+                  rates + ": {usd: 30000, radix: 64, watts: 1000, watts_source: test, " + src +
                   "}}\n"
                   "transceivers: {" +
-                  rates + ": {usd: 500, " + src +
+                  rates + ": {usd: 500, watts: 10, watts_source: test, " + src +
                   "}}\n"
                   "cables: {" +
                   rates + ": {usd: 100, " + src + "}}\n";
@@ -744,9 +744,13 @@ TEST_CASE("capex: a DGX H100 SuperPOD of 4 scalable units priced in closed form 
   const Capex c = price_cluster(b, p);
   REQUIRE(c.priced());
   // 48 switches, 2,048 cables and 4,096 transceivers (the bill's test above); 128 nodes drawing
-  // 8 x 700 W + 4,600 W each
+  // 8 x 700 W + 4,600 W each; the fabric's 48 switches at 1,000 W and 4,096 transceivers at 10 W
+  // (cables draw nothing)
   const double network = 48 * 30000.0 + 4096 * 500.0 + 2048 * 100.0;
-  const double kw = 128 * (8 * 700.0 + 4600.0) / 1000;
+  const double fabric_kw = (48 * 1000.0 + 4096 * 10.0) / 1000;
+  const double kw = 128 * (8 * 700.0 + 4600.0) / 1000 + fabric_kw;
+  CHECK(c.network_kw == doctest::Approx(fabric_kw));
+  CHECK(c.it_kw == doctest::Approx(kw));
   CHECK(c.network() == doctest::Approx(network));
   CHECK(c.total() == doctest::Approx(128 * 200000.0 + network + kw * 10000));
   CHECK(c.network_share() == doctest::Approx(network / c.total()));
@@ -766,9 +770,13 @@ TEST_CASE("capex: 2:1 costs less network than 1:1 at the same size, and the node
   const PlatformSpec one = priced_with("dgx-h100", t), two = priced_with("dgx-h100-2to1", t);
   const Capex a = price_cluster(bill_of_materials(ClusterGraph::build(one, 1024)), one);
   const Capex b = price_cluster(bill_of_materials(ClusterGraph::build(two, 1024)), two);
-  // 2:1 drops half the 1,024 leaf-spine cables (their 1,024 transceivers) and 8 of 16 spines
+  // 2:1 drops half the 1,024 leaf-spine cables (their 1,024 transceivers) and 8 of 16 spines,
+  // and their power (8 x 1,000 W + 1,024 x 10 W) from the facility's IT load
   CHECK(a.network() - b.network() == doctest::Approx(8 * 30000.0 + 512 * (2 * 500.0 + 100.0)));
-  CHECK(a.total() - b.total() == doctest::Approx(a.network() - b.network()));
+  const double kw_saved = (8 * 1000.0 + 1024 * 10.0) / 1000;
+  CHECK(a.network_kw - b.network_kw == doctest::Approx(kw_saved));
+  CHECK(a.node_kw == b.node_kw);
+  CHECK(a.total() - b.total() == doctest::Approx(a.network() - b.network() + kw_saved * 10000));
 }
 
 TEST_CASE("capex: a part is priced at its rate or the next faster one, named so, and none fast enough leaves it unpriced")
@@ -805,8 +813,9 @@ TEST_CASE("capex: the platform's cost overrides replace the table's node price, 
   p.cost.facility_usd_per_kw = 0;
   const BillOfMaterials b = bill_of_materials(ClusterGraph::build(p, 256));
   const Capex c = price_cluster(b, p);
-  const double network = price_cluster(b, priced_with("dgx-h100", stated_prices())).network();
-  const double kw = 32 * (8 * 700.0 + 4600.0) / 1000;
+  const Capex table = price_cluster(b, priced_with("dgx-h100", stated_prices()));
+  const double network = table.network();
+  const double kw = 32 * (8 * 700.0 + 4600.0) / 1000 + table.network_kw;
   CHECK(c.total() == doctest::Approx(32 * 300000.0 + network + kw * 10000)); // facility: the table's
   CHECK(c.usd_per_gpu_hour() == doctest::Approx(c.total() / (6 * 8760.0) / 256 + kw * 1.2 * 0.05 / 256));
   // priced without any table, from the platform alone: a platform without a fabric can be
@@ -834,6 +843,12 @@ TEST_CASE("price table: each bad entry is one clear error at its place")
             .find("two switch prices at 50.0 GB/s") != std::string::npos);
   CHECK(error(head + "switches: {fast: {usd: 1, source: s, date: d}}\n" + rest).find("prices.yaml:5:") == 0);
   CHECK(error(head + "switches: {}\n" + rest) == "no error");
+  // a power without its source
+  CHECK(error(head + "switches: {}\ntransceivers: {400Gbps: {usd: 1, watts: 9, source: s, date: d}}\ncables: {}\n") ==
+        "prices.yaml:6:41: transceiver power at 400Gbps has no watts_source; valid: watts_source: the datasheet or "
+        "estimate the power comes from");
+  CHECK(error(head + "switches: {400Gbps: {usd: 1, watts: -1, watts_source: w, source: s, date: d}}\n" + rest)
+            .find("prices.yaml:5:") == 0);
   CHECK(error(head + "switches: {}\n") ==
         "prices.yaml:1:1: missing key 'transceivers' in price table; valid: a mapping with 'transceivers'");
 }

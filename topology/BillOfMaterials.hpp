@@ -38,7 +38,7 @@ struct BillOfMaterials {
   int nvswitch_chips = 0; ///< node.scale_up.switches per NVLink domain
   std::vector<SwitchTier> switch_tiers; ///< the tiers the fabric has, bottom up
   std::vector<CableClass> cables;       ///< bottom up
-  double node_watts = 0;                ///< GPUs at TDP plus node.overhead, every node; switches not included
+  double node_watts = 0;                ///< GPUs at TDP plus node.overhead, every node (the fabric's power: Prices.hpp)
 
   int switches() const;
   long long fabric_cables() const;

@@ -28,6 +28,19 @@ KeySpec date_key()
   return KeySpec::string("date", "", "when the source gave it (YYYY-MM or YYYY-MM-DD)").must();
 }
 
+KeySpec watts_key()
+{
+  return KeySpec::number("watts", 0, 0, 1e5,
+                         "power of one part in use, counted in the IT load the facility and energy are "
+                         "priced for; 0 (the default) when not stated")
+      .counts("W");
+}
+
+KeySpec watts_source_key()
+{
+  return KeySpec::string("watts_source", "", "where the power comes from (a datasheet, or an estimate named as such)");
+}
+
 Price read_price(SectionReader& r, const std::string& key)
 {
   Price p;
@@ -51,6 +64,11 @@ std::vector<RatedPrice> read_rated(const YamlNode& map, const Section& section, 
     r.price = read_price(s, "usd");
     if (&section == &switch_price_section())
       r.radix = static_cast<int>(s.integer("radix"));
+    r.watts = s.number("watts");
+    r.watts_source = s.string("watts_source");
+    if (r.watts > 0 && r.watts_source.empty())
+      throw ConfigError(s.where("watts"), what + " power at " + key.as_string() + " has no watts_source",
+                        "watts_source: the datasheet or estimate the power comes from");
     s.finish();
     out.push_back(r);
   }
@@ -81,10 +99,10 @@ const Section& node_price_section()
 const Section& part_price_section()
 {
   using K = KeySpec;
-  static const Section s{
-      "part_price",
-      "one transceiver or one cable at a port rate",
-      {K::number("usd", 0, 0, 1e7, "the part's price").must().counts("$"), source_key(), date_key()}};
+  static const Section s{"part_price",
+                         "one transceiver or one cable at a port rate",
+                         {K::number("usd", 0, 0, 1e7, "the part's price").must().counts("$"), source_key(), date_key(),
+                          watts_key(), watts_source_key()}};
   return s;
 }
 
@@ -94,7 +112,8 @@ const Section& switch_price_section()
   static const Section s{"switch_price",
                          "one fabric switch whose ports run at the rate",
                          {K::number("usd", 0, 1, 1e8, "the switch's price").must().counts("$"),
-                          K::integer("radix", 64, 1, 4096, "ports of the priced model"), source_key(), date_key()}};
+                          K::integer("radix", 64, 1, 4096, "ports of the priced model"), source_key(), date_key(),
+                          watts_key(), watts_source_key()}};
   return s;
 }
 
@@ -228,7 +247,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
 {
   Capex c;
   c.gpus = bom.gpus;
-  c.it_kw = bom.node_watts / 1000;
+  c.node_kw = bom.node_watts / 1000;
   c.pue = p.cost.pue;
   const PriceTable* t = p.cost.prices.get();
   auto missing = [&](const std::string& what) {
@@ -242,7 +261,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
   // nodes
   if (p.cost.node_usd > 0) {
     c.lines.push_back({"node (" + p.node.gpu.id + ")", static_cast<double>(bom.nodes), p.cost.node_usd,
-                       "platform " + p.name + " cost.node_usd", false});
+                       "platform " + p.name + " cost.node_usd", false, 0, ""});
   } else if (t) {
     auto it = t->nodes.find(p.node.gpu.id);
     if (it == t->nodes.end()) {
@@ -254,7 +273,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
     } else {
       const double unit = it->second.price.usd / it->second.gpus * p.node.gpus;
       c.lines.push_back({"node (" + std::to_string(p.node.gpus) + " x " + p.node.gpu.id + ")",
-                         static_cast<double>(bom.nodes), unit, cited(it->second.price), false});
+                         static_cast<double>(bom.nodes), unit, cited(it->second.price), false, 0, ""});
     }
   }
 
@@ -270,7 +289,8 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
     std::string label = std::string(what) + " " + format_bandwidth(r->rate);
     if (r->rate > rate * (1 + 1e-9))
       label += " (for " + format_bandwidth(rate) + ")";
-    c.lines.push_back({label, count, r->price.usd, cited(r->price), true});
+    c.lines.push_back({label, count, r->price.usd, cited(r->price), true, r->watts, r->watts_source});
+    c.network_kw += count * r->watts / 1000;
   };
   for (const SwitchTier& s : bom.switch_tiers)
     rated(t ? &t->switches : nullptr, (s.tier + " switch").c_str(), s.switches, p.fabric.link.bandwidth);
@@ -280,7 +300,8 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
     rated(t ? &t->cables : nullptr, (k.tiers + " cable").c_str(), static_cast<double>(k.cables), k.bandwidth);
   }
 
-  // facility, amortisation, energy
+  // facility, amortisation, energy: for the nodes and the fabric's stated power
+  c.it_kw = c.node_kw + c.network_kw;
   const double per_kw =
       p.cost.facility_usd_per_kw > 0 ? p.cost.facility_usd_per_kw : (t ? t->facility_usd_per_kw.usd : 0);
   const std::string facility_source = p.cost.facility_usd_per_kw > 0
@@ -288,7 +309,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
                                       : t ? cited(t->facility_usd_per_kw)
                                           : "";
   if (per_kw > 0)
-    c.lines.push_back({"facility (kW of IT load)", c.it_kw, per_kw, facility_source, false});
+    c.lines.push_back({"facility (kW of IT load)", c.it_kw, per_kw, facility_source, false, 0, ""});
   else
     missing("no facility price per kW");
   c.years = p.cost.years > 0 ? p.cost.years : (t ? t->years.usd : 0);

@@ -29,6 +29,8 @@ struct RatedPrice {
   double rate = 0;
   int radix = 0; ///< switches: the ports the priced model has
   Price price;
+  double watts = 0;         ///< power of one part in use; 0 when the table does not state it
+  std::string watts_source; ///< where the power comes from
 };
 
 struct NodePrice {
@@ -59,6 +61,8 @@ struct CapexLine {
   double unit_usd = 0;
   std::string source; ///< the price's source and date, or "platform file"
   bool network = false;
+  double unit_watts = 0;    ///< power of one, where the table states it
+  std::string watts_source; ///< where that power comes from
   double usd() const { return count * unit_usd; }
 };
 
@@ -68,7 +72,9 @@ struct Capex {
   std::vector<CapexLine> lines;
   std::string unpriced;
   int gpus = 0;
-  double it_kw = 0; ///< nodes at TDP plus overhead (switches not included)
+  double node_kw = 0;    ///< nodes at TDP plus overhead
+  double network_kw = 0; ///< fabric switches and transceivers at the table's stated power
+  double it_kw = 0;      ///< node_kw + network_kw: what the facility is built for and the energy bills
   double pue = 1;
   double years = 0; ///< amortisation
   double usd_per_kwh = 0;

@@ -191,12 +191,15 @@ nlohmann::ordered_json bom_json(const ClusterGraph& cg, const BillOfMaterials& b
                       {"unit_usd", l.unit_usd},
                       {"usd", l.usd()},
                       {"network", l.network},
-                      {"source", l.source}});
+                      {"source", l.source},
+                      {"unit_watts", l.unit_watts}});
   j["priced"] = priced;
   if (c.priced()) {
     j["capex_usd"] = c.total();
     j["network_usd"] = c.network();
     j["network_capex_share"] = c.network_share();
+    j["node_kw"] = c.node_kw;
+    j["network_kw"] = c.network_kw;
     j["years"] = c.years;
     j["usd_per_kwh"] = c.usd_per_kwh;
     j["owned_usd_per_gpu_hour"] = c.usd_per_gpu_hour();
@@ -236,7 +239,7 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
   }
   line("fabric in all", std::to_string(b.switches()) + " switches, " + std::to_string(b.fabric_cables()) +
                             " cables, " + std::to_string(b.transceivers()) + " transceivers");
-  line("node power", format_quantity(b.node_watts, Quantity::power) + " (GPUs at TDP and node overhead; switches not included)");
+  line("node power", format_quantity(b.node_watts, Quantity::power) + " (GPUs at TDP and node overhead)");
   const Capex c = price_cluster(b, p);
   o << "priced (platforms/prices.yaml, the platform's cost overrides)\n";
   std::vector<std::string> sources; // each once, numbered as the lines cite them
@@ -247,6 +250,33 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
     std::snprintf(buf, sizeof buf, "%9.0f x $%-9.0f = $%-12.0f [%d]", l.count, l.unit_usd, l.usd(),
                   static_cast<int>(at - sources.begin()) + 1);
     line(l.what.c_str(), buf);
+  }
+  // the fabric's power, each stated power once with its count and source
+  std::vector<std::pair<const CapexLine*, double>> powered;
+  for (const CapexLine& l : c.lines) {
+    if (l.unit_watts <= 0)
+      continue;
+    auto same = std::find_if(powered.begin(), powered.end(), [&](const auto& e) {
+      return e.first->unit_watts == l.unit_watts && e.first->watts_source == l.watts_source;
+    });
+    if (same == powered.end())
+      powered.emplace_back(&l, l.count);
+    else
+      same->second += l.count;
+  }
+  std::string fabric_power;
+  for (const auto& [l, count] : powered) {
+    auto at = std::find(sources.begin(), sources.end(), l->watts_source);
+    if (at == sources.end())
+      at = sources.insert(sources.end(), l->watts_source);
+    const bool is_switch = l->what.find(" switch ") != std::string::npos;
+    std::snprintf(buf, sizeof buf, "%s%.0f %s x %.3g W [%d]", fabric_power.empty() ? "" : ", ", count,
+                  is_switch ? "switches" : "transceivers", l->unit_watts, static_cast<int>(at - sources.begin()) + 1);
+    fabric_power += buf;
+  }
+  if (!fabric_power.empty()) {
+    std::snprintf(buf, sizeof buf, "%.1f kW: ", c.network_kw);
+    line("fabric power", buf + fabric_power);
   }
   auto cite = [&] {
     o << "  sources\n";
@@ -260,6 +290,9 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
   }
   std::snprintf(buf, sizeof buf, "$%.0f, network $%.0f (%.1f %%)", c.total(), c.network(), 100 * c.network_share());
   line("capex", buf);
+  std::snprintf(buf, sizeof buf, "%.1f kW: nodes %.1f kW, fabric %.1f kW (%.1f %%)", c.it_kw, c.node_kw, c.network_kw,
+                c.it_kw > 0 ? 100 * c.network_kw / c.it_kw : 0.0);
+  line("IT load", buf);
   std::snprintf(buf, sizeof buf,
                 "$%.3f per GPU-hour: capex over %.3g years $%.3f, energy at PUE %.2f and $%.4f/kWh $%.3f",
                 c.usd_per_gpu_hour(), c.years, c.usd_per_gpu_hour() - c.energy_usd_per_gpu_hour(), c.pue, c.usd_per_kwh,
