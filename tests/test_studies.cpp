@@ -402,7 +402,7 @@ TEST_CASE("study fabric-planes: DeepSeek-V3 on 2,048 H800 takes one step on eigh
 }
 
 TEST_CASE("study fabric-cost-dsv3: priced and owned, rail-only trains a DeepSeek-V3 token for the least, and a 2:1 "
-          "fat-tree's saving is eaten by its slower all-to-all")
+          "fat-tree's saving is mostly eaten by its slower all-to-all")
 {
   Study s = run_study("fabric-cost-dsv3", {});
   REQUIRE(s.rows.size() == 6);
@@ -426,11 +426,14 @@ TEST_CASE("study fabric-cost-dsv3: priced and owned, rail-only trains a DeepSeek
     CHECK(at("rail-only", "2", "usd_per_mtokens") <= num(r, "usd_per_mtokens"));
   // the same step on the rail fabrics (PXN keeps the cross-rail all-to-all on NVLink)
   CHECK(std::fabs(at("rail-only", "1", "step_time_s") / at("rail-optimized", "1", "step_time_s") - 1) < 0.005);
-  // a 2:1 fat-tree saves capex and loses as much in step time: its token costs what the 1:1's does
+  // a 2:1 fat-tree saves capex and loses most of it in step time: its token keeps under a quarter
+  // of the GPU-hour's saving
+  auto saving = [&](const char* kind, const char* key) { return 1 - at(kind, "2", key) / at(kind, "1", key); };
   CHECK(at("fat-tree", "2", "capex_usd") < at("fat-tree", "1", "capex_usd"));
   CHECK(at("fat-tree", "2", "step_time_s") > 1.02 * at("fat-tree", "1", "step_time_s"));
-  CHECK(at("fat-tree", "2", "usd_per_mtokens") > 0.995 * at("fat-tree", "1", "usd_per_mtokens"));
-  // on rail fabrics the expert group stays under its leaves: 2:1 is cheaper per token
+  CHECK(saving("fat-tree", "usd_per_mtokens") < 0.25 * saving("fat-tree", "owned_usd_per_gpu_hour"));
+  // on rail fabrics the expert group stays under its leaves: 2:1 keeps nearly all of its saving
+  CHECK(saving("rail-optimized", "usd_per_mtokens") > 0.9 * saving("rail-optimized", "owned_usd_per_gpu_hour"));
   CHECK(at("rail-optimized", "2", "usd_per_mtokens") < 0.98 * at("rail-optimized", "1", "usd_per_mtokens"));
 }
 
