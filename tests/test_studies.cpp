@@ -404,7 +404,7 @@ TEST_CASE("study fabric-planes: DeepSeek-V3 on 2,048 H800 takes one step on eigh
 TEST_CASE("study fabric-cost-dsv3: priced and owned, rail-only trains a DeepSeek-V3 token for the least, and a 2:1 "
           "fat-tree's saving is mostly eaten by its slower all-to-all")
 {
-  Study s = run_study("fabric-cost-dsv3", {});
+  Study s = run_study("fabric-cost-dsv3", {"usd_per_mtokens", "step"});
   REQUIRE(s.rows.size() == 6);
   std::map<std::pair<std::string, std::string>, json> row;
   for (const auto& r : s.rows) {
