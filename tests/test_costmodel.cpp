@@ -351,7 +351,7 @@ TEST_CASE("interleaved 1F1B groups micro-batches as the framework does: Megatron
 }
 
 TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gathered through the step, per-tensor ZeRO-3 "
-          "does not; fragmentation is reserved on what the step allocates and frees, not on the held model states")
+          "does not, and fragmentation is reserved on what the step allocates and frees, not on the held model states")
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
   ModelSpec m = gpt(4, 1024, 8, 32000, 2048);

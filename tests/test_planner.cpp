@@ -647,7 +647,7 @@ TEST_CASE("plan tries hybrid sharding with one NVLink domain per shard group whe
 }
 
 TEST_CASE(
-    "a hybrid-sharded layout is written as torchtitan's replicate x shard degrees; files without the option say so")
+    "a hybrid-sharded layout is written as torchtitan's replicate x shard degrees, and files without the option say so")
 {
   TrainingSpec t;
   t.frameworks = catalog().frameworks();
