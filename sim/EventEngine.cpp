@@ -384,15 +384,12 @@ private:
       pause(p.predicted, EventKind::task_end, send_id, 2);
       return;
     }
-    // ecmp-qp: a share on each queue pair's route; the pairs hashed onto one route are one flow
-    // of their weight
-    const auto flows = static_cast<int>(p.routes.size());
-    if (flows > 1)
-      transfer_flows_[send_id] = flows;
-    for (std::size_t i = 0; i < p.routes.size(); ++i) {
+    const auto paths = static_cast<int>(p.routes.size()); // ecmp-qp: a share on each queue pair's route
+    if (paths > 1)
+      transfer_flows_[send_id] = paths;
+    for (const std::vector<int>& route : p.routes) {
       ++res_.stats.flows;
-      const int n = p.pairs[i];
-      start_flow(p.routes[i], p.wire * n / cg_.paths(), MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id}, n);
+      start_flow(route, p.wire / paths, MaxMinNetwork::kUnbounded, {FlowOwner::transfer, send_id});
     }
   }
 
@@ -405,8 +402,7 @@ private:
     double predicted = 0; ///< s on idle links (the delay of an exclusive transfer)
     double wire = 0;      ///< on-wire bytes of its flow
     double extra = 0;     ///< s of latency after its flow
-    std::vector<std::vector<int>> routes; ///< its flows' routes, each distinct (none: exclusive)
-    std::vector<int> pairs;               ///< the queue pairs hashed onto each
+    std::vector<std::vector<int>> routes; ///< its flows' routes, one per queue pair (none: exclusive)
   };
 
   /// Looked up per (sender, stream), where a rank keeps one or two peers and a few sizes: a
@@ -429,13 +425,9 @@ private:
     } else {
       p.wire = wire(c_.p2p_wire_bytes(from, to, send.amount));
       p.extra = c_.p2p_extra_latency(from, to, send.amount);
-      const int paths = cg_.paths();
-      for (int q = 0; q < paths; ++q) {
-        route_.clear();
-        cg_.route(from, to, route_, q);
-        add_pair(p.routes, p.pairs, route_);
-        p.routes.resize(p.pairs.size());
-      }
+      p.routes.resize(static_cast<std::size_t>(cg_.paths()));
+      for (std::size_t q = 0; q < p.routes.size(); ++q)
+        cg_.route(from, to, p.routes[q], static_cast<int>(q));
     }
     known.push_back(std::move(p));
     return known.back();
@@ -490,31 +482,15 @@ private:
       const std::uint32_t b = group[f.dst];
       if (!w_.simulated(a) && !w_.simulated(b))
         continue; // mirrors one that is simulated
-      // ecmp-qp: a share on each queue pair's route, each paced alike; the pairs hashed onto
-      // one route are one flow of their weight
-      const int paths = cg_.paths();
-      if (paths == 1) {
-        route_.clear();
-        cg_.route(static_cast<int>(a), static_cast<int>(b), route_, 0);
-        ++cr.outstanding;
-        ++res_.stats.flows;
-        start_flow(route_, wire(f.bytes), ph.wire_time > 0 ? f.bytes / ph.wire_time : MaxMinNetwork::kUnbounded,
-                   {FlowOwner::call, call});
-        continue;
-      }
-      qp_pairs_.clear();
+      const int paths = cg_.paths(); // ecmp-qp: a share on each queue pair's route, each paced alike
       for (int q = 0; q < paths; ++q) {
         route_.clear();
         cg_.route(static_cast<int>(a), static_cast<int>(b), route_, q);
-        add_pair(qp_routes_, qp_pairs_, route_);
-      }
-      for (std::size_t i = 0; i < qp_pairs_.size(); ++i) {
-        const int n = qp_pairs_[i];
         ++cr.outstanding;
         ++res_.stats.flows;
-        start_flow(qp_routes_[i], wire(f.bytes) * n / paths,
-                   ph.wire_time > 0 ? f.bytes * n / paths / ph.wire_time : MaxMinNetwork::kUnbounded,
-                   {FlowOwner::call, call}, n);
+        start_flow(route_, wire(f.bytes) / paths,
+                   ph.wire_time > 0 ? f.bytes / paths / ph.wire_time : MaxMinNetwork::kUnbounded,
+                   {FlowOwner::call, call});
       }
     }
     if (cr.outstanding == 0)
@@ -543,9 +519,9 @@ private:
 
   // ---- flows ----
 
-  void start_flow(const std::vector<int>& route, double amount, double bound, FlowOwner owner, double weight = 1)
+  void start_flow(const std::vector<int>& route, double amount, double bound, FlowOwner owner)
   {
-    const MaxMinNetwork::FlowId f = net_.start(now_, route, amount, bound, weight);
+    const MaxMinNetwork::FlowId f = net_.start(now_, route, amount, bound);
     if (owners_.size() <= f)
       owners_.resize(f + 1);
     owners_[f] = owner;
@@ -594,24 +570,6 @@ private:
   EventQueue heap_;
   std::vector<std::uint32_t> work_;
   std::vector<int> route_;
-  std::vector<std::vector<int>> qp_routes_; ///< ecmp-qp: a collective flow's distinct routes (the
-                                            ///< first qp_pairs_.size(); the rest kept for reuse)
-  std::vector<int> qp_pairs_;               ///< the queue pairs on each
-
-  /// Counts `route` among the first pairs.size() of `routes`: one more queue pair on a route
-  /// already there, else the next slot of `routes` (reused, or added) with one.
-  static void add_pair(std::vector<std::vector<int>>& routes, std::vector<int>& pairs, const std::vector<int>& route)
-  {
-    for (std::size_t i = 0; i < pairs.size(); ++i)
-      if (routes[i] == route) {
-        ++pairs[i];
-        return;
-      }
-    if (routes.size() == pairs.size())
-      routes.emplace_back();
-    routes[pairs.size()] = route;
-    pairs.push_back(1);
-  }
   std::vector<TaskId> members_;
   std::uint32_t seq_ = 0;
   double now_ = 0;

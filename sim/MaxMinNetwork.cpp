@@ -23,7 +23,6 @@ MaxMinNetwork::MaxMinNetwork(std::vector<double> capacities, bool incremental) :
     res_[i].capacity = capacities[i];
   avail_.assign(res_.size(), 0);
   unfixed_.assign(res_.size(), 0);
-  unfixed_weight_.assign(res_.size(), 0);
   share_.assign(res_.size(), -1);
 }
 
@@ -32,8 +31,7 @@ bool MaxMinNetwork::saturated(const Resource& r) const
   return r.load >= r.capacity * (1 - kSlack);
 }
 
-MaxMinNetwork::FlowId MaxMinNetwork::start(double now, const std::vector<int>& route, double amount, double bound,
-                                           double weight)
+MaxMinNetwork::FlowId MaxMinNetwork::start(double now, const std::vector<int>& route, double amount, double bound)
 {
   FlowId f;
   if (!free_.empty()) {
@@ -50,7 +48,6 @@ MaxMinNetwork::FlowId MaxMinNetwork::start(double now, const std::vector<int>& r
   fl.updated = now;
   fl.rate = 0;
   fl.bound = bound > 0 ? bound : kUnbounded;
-  fl.weight = weight > 0 ? weight : 1;
   fl.pending = 1;
   fl.alive = true;
   fl.mark = 0;
@@ -246,7 +243,6 @@ void MaxMinNetwork::prepare_fill()
     const Resource& res = res_[static_cast<std::size_t>(r)];
     avail_[static_cast<std::size_t>(r)] = res.role == 1 ? res.capacity : res.capacity - res.load;
     unfixed_[static_cast<std::size_t>(r)] = 0;
-    unfixed_weight_[static_cast<std::size_t>(r)] = 0;
   }
   by_bound.clear();
   for (FlowId f : comp_flows_) {
@@ -256,14 +252,13 @@ void MaxMinNetwork::prepare_fill()
       if (res_[r].role == 2 && !fl.pending)
         avail_[r] += fl.rate;
       ++unfixed_[r];
-      unfixed_weight_[r] += fl.weight;
     }
     new_rate_[f] = -1;
     limiter_[f] = -1;
     // an unbounded flow is never fixed at its bound: only a resource's share, or the last
     // loop of progressive_fill (a flow crossing nothing), fixes it, so it is left out
     if (fl.bound < kUnbounded)
-      by_bound.emplace_back(fl.bound / fl.weight, f); // the share per unit of weight at which it is bounded
+      by_bound.emplace_back(fl.bound, f);
   }
   std::sort(by_bound.begin(), by_bound.end());
 }
@@ -278,7 +273,7 @@ void MaxMinNetwork::progressive_fill(std::uint32_t ep)
   std::vector<Key>& heap = heap_scratch_; // a binary heap (std::push_heap), smallest share first
   auto key = [this](int r) {
     auto i = static_cast<std::size_t>(r);
-    return std::max(0.0, avail_[i]) / unfixed_weight_[i];
+    return std::max(0.0, avail_[i]) / unfixed_[i];
   };
   heap.clear();
   auto push = [&heap](double k, int r) {
@@ -296,21 +291,15 @@ void MaxMinNetwork::progressive_fill(std::uint32_t ep)
   // a resource's entry stays a lower bound of its share and is refreshed only when it comes
   // to the top (a push per fix cost most of the filling). Rounding may lower a share by an
   // ulp: then the lower value is pushed at once, and the top is always the exact minimum.
-  // `v`: the share per unit of weight; the flow's rate is its weight's worth, at most its bound
   auto fix = [&](FlowId f, double v, int by) {
-    const Flow& fl = flows_[f];
-    const double rate = std::min(v * fl.weight, fl.bound);
-    new_rate_[f] = rate;
+    new_rate_[f] = v;
     limiter_[f] = by;
-    for (const Hop& h : fl.route) {
+    for (const Hop& h : flows_[f].route) {
       auto i = static_cast<std::size_t>(h.resource);
       const double before = unfixed_[i] > 0 ? key(h.resource) : 0;
-      avail_[i] -= rate;
-      unfixed_weight_[i] -= fl.weight;
-      if (--unfixed_[i] == 0) {
-        unfixed_weight_[i] = 0;
+      avail_[i] -= v;
+      if (--unfixed_[i] == 0)
         continue;
-      }
       const double after = key(h.resource);
       if (after < before)
         push(after, h.resource);
@@ -378,7 +367,7 @@ bool MaxMinNetwork::absorb_border(std::uint32_t ep)
     const double s = share[static_cast<std::size_t>(r)];
     for (FlowId f : res.flows) {
       const Flow& fl = flows_[f];
-      if (fl.mark != ep && fl.rate > s * fl.weight * (1 + kSlack)) {
+      if (fl.mark != ep && fl.rate > s * (1 + kSlack)) {
         res.role = 1;
         queue_.push_back(r);
         grew = true;

@@ -1,8 +1,7 @@
 #pragma once
 /// Flows sharing capacities, max-min fair with per-flow bounds, solved incrementally: the
 /// sharing SimGrid's CM02 model computes for the same links and routes (equal weights, no
-/// latency, TCP-gamma off; see SimPlatform), without SimGrid. A flow may carry a weight: it then
-/// stands for that many flows of its route (ecmp-qp's queue pairs hashed onto one route).
+/// latency, TCP-gamma off; see SimPlatform), without SimGrid.
 ///
 /// A flow moves `amount` units over a route of resources at a rate no higher than its bound
 /// (its pacing rate, and always its route's narrowest capacity). Rates are the unique max-min
@@ -52,10 +51,8 @@ public:
   explicit MaxMinNetwork(std::vector<double> capacities, bool incremental = true);
 
   /// Starts a flow at `now`: `amount` units over `route` (resource indices, each at most once),
-  /// at most `bound` units/s. Its rate is set by the next solve(). A flow of `weight` w takes w
-  /// shares where it is held back: it stands for w flows of the same route, each with amount/w
-  /// and bound/w (weighted max-min; w = 1 is the plain allocation).
-  FlowId start(double now, const std::vector<int>& route, double amount, double bound = kUnbounded, double weight = 1);
+  /// at most `bound` units/s. Its rate is set by the next solve().
+  FlowId start(double now, const std::vector<int>& route, double amount, double bound = kUnbounded);
 
   /// Settles the rates after this instant's starts and ends.
   void solve(double now);
@@ -83,7 +80,6 @@ private:
     double updated = 0; ///< when `remaining` was last brought up to date
     double rate = 0;
     double bound = 0;
-    double weight = 1;         ///< the shares it takes
     std::uint32_t version = 0; ///< invalidates older entries of the end heap
     std::uint32_t mark = 0;    ///< component epoch
     std::uint32_t pending = 0; ///< 1 while its rate awaits a solve
@@ -133,11 +129,10 @@ private:
   std::vector<FlowId> comp_flows_;
   std::vector<int> comp_res_;
   std::vector<double> avail_;    ///< per resource, valid for the component's
-  std::vector<std::uint32_t> unfixed_; ///< per resource: the component's flows not yet fixed
-  std::vector<double> unfixed_weight_; ///< ... and their weights' sum
+  std::vector<std::uint32_t> unfixed_;
   std::vector<double> new_rate_; ///< per flow slot
   std::vector<int> limiter_;     ///< per flow slot: resource whose share fixed it, -1: its bound
-  std::vector<double> share_;    ///< per resource: the share (per unit of weight) at which it fixed flows, -1: none
+  std::vector<double> share_;    ///< per resource: the share at which it fixed flows, -1: none
   std::vector<int> queue_;
   std::vector<std::pair<double, FlowId>> by_bound_;
   std::vector<std::pair<double, int>> heap_scratch_;

@@ -203,53 +203,6 @@ TEST_CASE("max-min: a border resource that binds joins the component")
   CHECK(reference_maxmin({6, 10, 5}, {{0, 1}, {1, 2}}, {kInf, kInf}) == std::vector<double>{5, 5});
 }
 
-TEST_CASE("max-min: a flow of weight w takes what w flows of its route would, bound and amount included")
-{
-  // one link of 12: a flow of weight 3 beside an unbounded one gets 9, as three flows of its
-  // route would (3 x 3), and ends when they would
-  MaxMinNetwork net({12.0});
-  auto heavy = net.start(0, {0}, 27, kInf, 3);
-  auto light = net.start(0, {0}, 30);
-  solve(net);
-  CHECK(net.rate(heavy) == doctest::Approx(9));
-  CHECK(net.rate(light) == doctest::Approx(3));
-  CHECK(net.next_end() == doctest::Approx(3));
-  // random fabrics: each weighted flow against its weight's worth of unit flows on its route
-  std::mt19937_64 gen(11);
-  for (int trial = 0; trial < 30; ++trial) {
-    std::vector<double> cap;
-    for (int r = 0; r < 8; ++r)
-      cap.push_back(1 + static_cast<double>(gen() % 8));
-    MaxMinNetwork weighted(cap), copies(cap);
-    std::vector<std::pair<MaxMinNetwork::FlowId, std::vector<MaxMinNetwork::FlowId>>> pairs;
-    for (int k = 0; k < 10; ++k) {
-      std::vector<int> route;
-      const int hops = 1 + static_cast<int>(gen() % 3);
-      while (static_cast<int>(route.size()) < hops) {
-        const int r = static_cast<int>(gen() % 8);
-        if (std::find(route.begin(), route.end(), r) == route.end())
-          route.push_back(r);
-      }
-      const int w = 1 + static_cast<int>(gen() % 4);
-      const double amount = 1 + static_cast<double>(gen() % 20);
-      const double bound = gen() % 3 == 0 ? 0.25 + static_cast<double>(gen() % 12) / 4 : kInf;
-      std::vector<MaxMinNetwork::FlowId> each;
-      for (int i = 0; i < w; ++i)
-        each.push_back(copies.start(0, route, amount, bound));
-      pairs.emplace_back(weighted.start(0, route, amount * w, bound * w, w), each);
-    }
-    solve(weighted);
-    solve(copies);
-    for (const auto& [f, each] : pairs) {
-      double sum = 0;
-      for (auto c : each)
-        sum += copies.rate(c);
-      CHECK(weighted.rate(f) == doctest::Approx(sum).epsilon(1e-9));
-    }
-    CHECK(weighted.next_end() == doctest::Approx(copies.next_end()).epsilon(1e-9));
-  }
-}
-
 TEST_CASE("max-min: random starts and ends always give the textbook allocation")
 {
   // random fabrics of 12 resources, flows of 1-4 hops, some paced; after every solve the
