@@ -57,6 +57,7 @@ std::vector<RatedPrice> read_rated(const YamlNode& map, const Section& section, 
   for (const auto& [key, value] : map.entries(what)) {
     RatedPrice r;
     r.rate = key.as_quantity(Quantity::bandwidth);
+    r.part = what;
     for (const RatedPrice& seen : out)
       if (seen.rate == r.rate)
         key.fail("two " + what + " prices at " + format_bandwidth(r.rate), "one entry per port rate");
@@ -261,7 +262,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
   // nodes
   if (p.cost.node_usd > 0) {
     c.lines.push_back({"node (" + p.node.gpu.id + ")", static_cast<double>(bom.nodes), p.cost.node_usd,
-                       "platform " + p.name + " cost.node_usd", false, 0, ""});
+                       "platform " + p.name + " cost.node_usd", false, 0, "", "node"});
   } else if (t) {
     auto it = t->nodes.find(p.node.gpu.id);
     if (it == t->nodes.end()) {
@@ -273,7 +274,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
     } else {
       const double unit = it->second.price.usd / it->second.gpus * p.node.gpus;
       c.lines.push_back({"node (" + std::to_string(p.node.gpus) + " x " + p.node.gpu.id + ")",
-                         static_cast<double>(bom.nodes), unit, cited(it->second.price), false, 0, ""});
+                         static_cast<double>(bom.nodes), unit, cited(it->second.price), false, 0, "", "node"});
     }
   }
 
@@ -289,7 +290,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
     std::string label = std::string(what) + " " + format_bandwidth(r->rate);
     if (r->rate > rate * (1 + 1e-9))
       label += " (for " + format_bandwidth(rate) + ")";
-    c.lines.push_back({label, count, r->price.usd, cited(r->price), true, r->watts, r->watts_source});
+    c.lines.push_back({label, count, r->price.usd, cited(r->price), true, r->watts, r->watts_source, r->part});
     c.network_kw += count * r->watts / 1000;
   };
   for (const SwitchTier& s : bom.switch_tiers)
@@ -309,7 +310,7 @@ Capex price_cluster(const BillOfMaterials& bom, const PlatformSpec& p)
                                       : t ? cited(t->facility_usd_per_kw)
                                           : "";
   if (per_kw > 0)
-    c.lines.push_back({"facility (kW of IT load)", c.it_kw, per_kw, facility_source, false, 0, ""});
+    c.lines.push_back({"facility (kW of IT load)", c.it_kw, per_kw, facility_source, false, 0, "", "facility"});
   else
     missing("no facility price per kW");
   c.years = p.cost.years > 0 ? p.cost.years : (t ? t->years.usd : 0);

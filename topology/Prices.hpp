@@ -29,6 +29,7 @@ struct RatedPrice {
   double rate = 0;
   int radix = 0; ///< switches: the ports the priced model has
   Price price;
+  std::string part;         ///< switch, transceiver or cable
   double watts = 0;         ///< power of one part in use; 0 when the table does not state it
   std::string watts_source; ///< where the power comes from
 };
@@ -63,6 +64,7 @@ struct CapexLine {
   bool network = false;
   double unit_watts = 0;    ///< power of one, where the table states it
   std::string watts_source; ///< where that power comes from
+  std::string part;         ///< node, switch, transceiver, cable or facility
   double usd() const { return count * unit_usd; }
 };
 

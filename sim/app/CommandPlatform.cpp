@@ -257,7 +257,7 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
     if (l.unit_watts <= 0)
       continue;
     auto same = std::find_if(powered.begin(), powered.end(), [&](const auto& e) {
-      return e.first->unit_watts == l.unit_watts && e.first->watts_source == l.watts_source;
+      return e.first->part == l.part && e.first->unit_watts == l.unit_watts && e.first->watts_source == l.watts_source;
     });
     if (same == powered.end())
       powered.emplace_back(&l, l.count);
@@ -269,9 +269,8 @@ std::string bom_text(const ClusterGraph& cg, const BillOfMaterials& b)
     auto at = std::find(sources.begin(), sources.end(), l->watts_source);
     if (at == sources.end())
       at = sources.insert(sources.end(), l->watts_source);
-    const bool is_switch = l->what.find(" switch ") != std::string::npos;
-    std::snprintf(buf, sizeof buf, "%s%.0f %s x %.3g W [%d]", fabric_power.empty() ? "" : ", ", count,
-                  is_switch ? "switches" : "transceivers", l->unit_watts, static_cast<int>(at - sources.begin()) + 1);
+    std::snprintf(buf, sizeof buf, "%s%s %.0f x %.3g W [%d]", fabric_power.empty() ? "" : ", ", l->part.c_str(), count,
+                  l->unit_watts, static_cast<int>(at - sources.begin()) + 1);
     fabric_power += buf;
   }
   if (!fabric_power.empty()) {
