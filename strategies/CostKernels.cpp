@@ -13,12 +13,15 @@ namespace clustersim {
 
 Precision CostModel::compute_precision() const
 {
-  return training_.precision == Precision::fp8 ? Precision::bf16 : training_.precision;
+  // FP8 and FP4 recipes cast the linear layers' operands; the rest runs in BF16
+  const Precision p = training_.precision;
+  return p == Precision::fp8 || p == Precision::fp4 ? Precision::bf16 : p;
 }
 
 Precision CostModel::linear_precision() const
 {
-  return training_.fp8() ? Precision::fp8 : compute_precision();
+  const Fp8Recipe* r = training_.fp8();
+  return r ? r->format : compute_precision();
 }
 
 double CostModel::gemm_efficiency(double m, double n, double k, double batch, Precision p, double sms_taken) const
@@ -52,8 +55,9 @@ double CostModel::gemm_seconds(double m, double n, double k, double batch, Preci
     return 0;
   const double flops = 2.0 * m * n * k * batch;
   const double compute = flops / (gpu_.peak(p) * gemm_efficiency(m, n, k, batch, p, sms_taken));
-  // operands in the GEMM's format (FP8: one byte), the output in the activations'
-  const double in_bytes = p == Precision::fp8 ? 1.0 : element_bytes();
+  // operands in the GEMM's format (FP8: one byte; NVFP4: half a byte and an E4M3 scale per 16),
+  // the output in the activations'
+  const double in_bytes = p == Precision::fp8 ? 1.0 : p == Precision::fp4 ? 0.5625 : element_bytes();
   const double bytes = (in_bytes * (m * k + k * n) + element_bytes() * m * n) * batch;
   return std::max(compute, memory_seconds(bytes));
 }
@@ -120,7 +124,7 @@ public:
             bool grouped = false, bool base_weight = true)
   {
     const Fp8Recipe* r = linear ? c_.training_.fp8() : nullptr;
-    const Precision p = r ? Precision::fp8 : c_.compute_precision();
+    const Precision p = r ? r->format : c_.compute_precision();
     const bool frozen = base_weight && c_.training_.frozen_base();
     OpCost o{name, "gemm", to_string(p), 2 * m * n * k * batch, 0, 0, 0, 0, frozen ? 2 : 3};
     // the data gradient and the weight gradient, each m x n x k; a frozen weight's data gradient
@@ -207,7 +211,7 @@ private:
     const double per = r.weight_per_step ? 1.0 / c_.micro_batches() : 1.0;
     const double fb = input * r.input.bytes(e) + weight * r.weight.bytes(e) * per;
     const double bb = output * r.grad.bytes(e);
-    OpCost o{name + "_fp8_cast", "cast", "fp8", 0, fb, 0, 0, 0,
+    OpCost o{name + "_" + to_string(r.format) + "_cast", "cast", to_string(r.format), 0, fb, 0, 0, 0,
              static_cast<int>(r.input.kernels + r.grad.kernels + r.weight.kernels)};
     o.forward = c_.memory_seconds(fb) + (r.input.kernels + r.weight.kernels * per) * gap();
     o.backward = c_.memory_seconds(bb) + r.grad.kernels * gap();

@@ -354,12 +354,13 @@ MemoryBreakdown CostModel::memory(int stage) const
   double buckets = dp > 1 && z < 3 ? 2 * std::min(bucket, trains.total() * grad_bytes) : 0.0;
   if (z >= 3 && dp > 1)
     buckets = gathered_bytes(stage, params, grad_bytes);
-  // FP8 weight copies (the recipe's cached casts) of the linear layers
+  // FP8 / FP4 weight copies (the recipe's cached casts) of the linear layers
   if (const Fp8Recipe* r = training_.fp8())
   {
     const RankParams lin = stage_rank_params(stage, true);
-    buckets += lin.dense * r->weight_copy_bytes / (z >= 3 ? shard : 1.0) +
-               lin.expert * r->weight_copy_bytes / (z >= 3 ? edp : 1.0);
+    m.cast_weights = lin.dense * r->weight_copy_bytes / (z >= 3 ? shard : 1.0) +
+                     lin.expert * r->weight_copy_bytes / (z >= 3 ? edp : 1.0);
+    buckets += m.cast_weights;
   }
   // a MoE layer's dispatch: the send and receive buffers of its routed copies
   if (model_.experts > 1 && training_.ep > 1)

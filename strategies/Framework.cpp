@@ -102,14 +102,15 @@ const Section& fp8_recipe_section()
   using K = KeySpec;
   static const Section s{
       "fp8_recipe",
-      "an FP8 recipe: the casts each FP8 linear layer adds and what it keeps",
+      "a low-precision recipe (FP8, or FP4): the casts each such linear layer adds and what it keeps",
       {
           K::string("doc", "", "the recipe and its source"),
+          K::choice("format", "fp8", {"fp8", "fp4"}, "number format of the linear layers' GEMMs"),
           K::section("input", "fp8_cast", "cast of the layer's input, every micro-batch").must(),
           K::section("grad", "fp8_cast", "cast of the output gradient, every micro-batch").must(),
           K::section("weight", "fp8_cast", "cast of the weight").must(),
           K::number("saved_bytes", 1, 0, 8, "bytes per input element kept for backward").counts("bytes"),
-          K::number("weight_copy_bytes", 0, 0, 8, "FP8 weight copies held per parameter besides the 16-bit weights")
+          K::number("weight_copy_bytes", 0, 0, 8, "cast weight copies held per parameter besides the 16-bit weights")
               .counts("bytes"),
           K::number("param_gather_bytes", 2, 1, 8, "bytes per parameter a parameter all-gather moves").counts("bytes"),
           K::number("amax_forward", 0, 0, 16, "amaxes per FP8 linear reduced over the stage as a chunk's forward ends")
@@ -129,7 +130,10 @@ const Section& fp8_cast_section()
                              K::choice("per", "micro_batch", {"micro_batch", "step"}, "how often the cast runs"),
                              K::number("kernels", 0, 0, 100, "kernels launched").counts("kernels"),
                              K::number("act", 0, 0, 100, "activation-dtype accesses").counts("accesses"),
-                             K::number("fp8", 0, 0, 100, "one-byte accesses").counts("accesses"),
+                             K::number("fp8", 0, 0, 100,
+                                       "bytes per element in the recipe's format (1 per FP8 copy, 0.5625 per "
+                                       "NVFP4 copy: 4 bits and an E4M3 scale per 16)")
+                                 .counts("bytes"),
                          }};
   return s;
 }
@@ -153,6 +157,7 @@ const Section& framework_section()
                     "how context parallelism moves K/V: a P2P ring under the attention steps, or one all-gather "
                     "before them (and a reduce-scatter of dK/dV after)"),
           K::string("fp8_recipe", "delayed", "default FP8 recipe (section fp8_recipe)"),
+          K::string("fp4_recipe", "", "recipe of precision fp4 (section fp8_recipe, format fp4); empty: none"),
           K::boolean("fp8_output_layer", false, "the vocabulary projection runs in FP8 too"),
           K::value("ops", "element-wise ops the framework launches otherwise than its kernel set: op name to "
                           "section kernel_op (as in a kernel set)"),
@@ -293,6 +298,7 @@ Fp8Recipe read_recipe(const std::string& name, const YamlNode& n)
   f.name = name;
   SectionReader r(n, fp8_recipe_section(), "fp8 recipe '" + name + "'");
   f.doc = r.string("doc");
+  f.format = parse_precision(r.choice("format"));
   f.input = read_cast(r.require("input"), nullptr);
   f.grad = read_cast(r.require("grad"), nullptr);
   f.weight = read_cast(r.require("weight"), &f.weight_per_step);
@@ -381,8 +387,20 @@ FrameworkTraits read_framework(const std::string& name, const YamlNode& n, std::
   f.cp_all_gather = r.choice("context_parallel") == "all_gather";
   YamlNode recipe = r.has("fp8_recipe") ? r.require("fp8_recipe") : n;
   f.fp8_recipe = r.string("fp8_recipe");
-  if (!recipes.count(f.fp8_recipe))
-    recipe.fail(unknown_name("fp8 recipe", f.fp8_recipe, keys_of(recipes)), join(keys_of(recipes)));
+  auto of_format = [&](Precision p) {
+    std::vector<std::string> names;
+    for (const auto& [id, rec] : recipes)
+      if (rec.format == p)
+        names.push_back(id);
+    return names;
+  };
+  if (!recipes.count(f.fp8_recipe) || recipes.at(f.fp8_recipe).format != Precision::fp8)
+    recipe.fail(unknown_name("fp8 recipe", f.fp8_recipe, of_format(Precision::fp8)), join(of_format(Precision::fp8)));
+  f.fp4_recipe = r.string("fp4_recipe");
+  if (!f.fp4_recipe.empty() && (!recipes.count(f.fp4_recipe) || recipes.at(f.fp4_recipe).format != Precision::fp4)) {
+    YamlNode at = r.require("fp4_recipe");
+    at.fail(unknown_name("fp4 recipe", f.fp4_recipe, of_format(Precision::fp4)), join(of_format(Precision::fp4)));
+  }
   f.fp8_output_layer = r.boolean("fp8_output_layer");
   f.loss_fp32_copies = r.number("loss_fp32_copies");
   f.loss_16bit_copies = r.number("loss_16bit_copies");

@@ -43,13 +43,14 @@ struct KernelSet {
 struct CastKernel {
   double kernels = 0;
   double act = 0; ///< activation-dtype accesses
-  double fp8 = 0; ///< one-byte accesses
+  double fp8 = 0; ///< bytes per element in the recipe's format (1 per FP8 copy, 0.5625 per NVFP4 copy)
   double bytes(double element_bytes) const { return act * element_bytes + fp8; }
 };
 
 struct Fp8Recipe {
   std::string name;
   std::string doc;
+  Precision format = Precision::fp8; ///< the linear layers' GEMMs: fp8, or fp4 (an FP4 recipe)
   CastKernel input;  ///< the linear layer's input, every micro-batch
   CastKernel grad;   ///< the gradient of its output, every micro-batch
   CastKernel weight; ///< its weight
@@ -100,6 +101,7 @@ struct FrameworkTraits {
   std::string selective;          ///< what selective recompute recomputes: core_attention | op
   bool cp_all_gather = false;     ///< context parallelism gathers all K/V up front (else a P2P ring)
   std::string fp8_recipe;
+  std::string fp4_recipe; ///< the recipe of `precision: fp4`; empty: the framework trains in no FP4
   bool fp8_output_layer = false;  ///< the vocabulary projection runs in FP8 too
   double loss_fp32_copies = 2;    ///< fp32 logits-sized buffers at the loss's peak
   double loss_16bit_copies = 0;   ///< 16-bit logits-sized buffers there besides the logits

@@ -455,7 +455,7 @@ int LayerEmitter::fp8_linears(const ParamUnit& u) const
 {
   auto count = [](const BlockCost& b) {
     return static_cast<int>(std::count_if(b.ops.begin(), b.ops.end(), [](const OpCost& o) {
-      return o.kind == "gemm" && o.precision == "fp8";
+      return o.kind == "gemm" && (o.precision == "fp8" || o.precision == "fp4");
     }));
   };
   if (u.name == "embedding")

@@ -78,6 +78,7 @@ std::vector<std::pair<std::string, std::string>> training_hints()
       {"bf16", "'precision: bf16' (Megatron-LM's --bf16)"},
       {"fp16", "'precision: fp16' (Megatron-LM's --fp16)"},
       {"fp8_format", "'precision: fp8' and 'fp8_recipe' (Megatron-LM's --fp8-format, --fp8-recipe)"},
+      {"fp4_format", "'precision: fp4' (Megatron-LM's --fp4-format e2m1 with --fp4-recipe nvfp4)"},
       {"overlap_grad_reduce", "'overlap: {grad_reduce: true}' (Megatron-LM's --overlap-grad-reduce)"},
       {"overlap_param_gather", "'overlap: {param_gather: true}' (Megatron-LM's --overlap-param-gather)"},
       {"tp_comm_overlap", "'overlap: {tp_comm: true}' (Megatron-LM's --tp-comm-overlap)"},
@@ -288,6 +289,8 @@ const KernelSet& TrainingSpec::kernel_set() const
 
 const Fp8Recipe* TrainingSpec::fp8() const
 {
+  if (precision == Precision::fp4)
+    return traits().fp4_recipe.empty() ? nullptr : &frameworks->recipe(traits().fp4_recipe);
   if (precision != Precision::fp8)
     return nullptr;
   return &frameworks->recipe(fp8_recipe.empty() ? traits().fp8_recipe : fp8_recipe);
@@ -547,6 +550,15 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
 
   if (auto v = check_layout(t, model, gpus))
     throw ConfigError(r.where(v->key), v->message, v->valid, ConfigError::Kind::rule);
+  if (t.precision == Precision::fp4 && t.frameworks && t.traits().fp4_recipe.empty()) {
+    std::vector<std::string> with;
+    for (const auto& name : framework_names())
+      if (!t.frameworks->get(static_cast<Framework>(index_of(framework_names(), name))).fp4_recipe.empty())
+        with.push_back(name);
+    throw ConfigError(r.where(r.has("framework") ? "framework" : "precision"),
+                      std::string("framework '") + to_string(t.framework) + "' has no FP4 training recipe",
+                      "a framework with one (" + join(with) + "), or precision bf16 or fp8", ConfigError::Kind::rule);
+  }
   return t;
 }
 

@@ -459,6 +459,11 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
       {"frameworks.yaml", "\n    ops:\n      cross_entropy:", "\n    ops:\n      cross_entrpy:",
        "did you mean 'cross_entropy'?"},
       {"frameworks.yaml", "\n    loss_16bit_copies: 1", "\n    loss_16bit_copies: 9", "9"},
+      // an FP4 recipe where an FP8 one is due, and the reverse; a format that is neither
+      {"frameworks.yaml", "\n    fp8_recipe: delayed\n    # --fp4", "\n    fp8_recipe: nvfp4\n    # --fp4",
+       "unknown fp8 recipe 'nvfp4'"},
+      {"frameworks.yaml", "\n    fp4_recipe: nvfp4", "\n    fp4_recipe: mxfp8", "unknown fp4 recipe 'mxfp8'"},
+      {"frameworks.yaml", "\n    format: fp4", "\n    format: fp6", "'fp6'"},
       {"frameworks.yaml", "\n    host_syncs: [moe_dispatch, p2p]", "\n    host_syncs: [moe_dispatch, p2q]",
        "did you mean 'p2p'?"},
       {"gpus.yaml", "    op: 13.48us", "    op: -13.48us", "-13.48us"},

@@ -147,6 +147,14 @@ TEST_CASE("experiment errors point at the offending key")
     expect_error(replace(replace(kGood, "dgx-a100-80gb", "dgx1-v100"), "  dp: 8", "  dp: 8\n  precision: bf16"), 14, 14,
                  "GPU 'v100-sxm2-32gb' has no bf16 support");
   }
+  SUBCASE("FP4 on a GPU without it, and with a framework that has no FP4 recipe")
+  {
+    expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  precision: fp4"), 14, 14,
+                 "GPU 'a100-sxm4-80gb' has no fp4 support");
+    const std::string b200 = replace(kGood, "dgx-a100-80gb", "dgx-b200");
+    expect_error(replace(b200, "  dp: 8", "  dp: 8\n  precision: fp4\n  framework: torchtitan"), 15, 14,
+                 "framework 'torchtitan' has no FP4 training recipe");
+  }
   SUBCASE("duplicate key")
   {
     expect_error(replace(kGood, "  dp: 8", "  dp: 8\n  dp: 8"), 14, 3, "duplicate key 'dp' in training");

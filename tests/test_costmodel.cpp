@@ -421,6 +421,67 @@ TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash atte
         doctest::Approx(T * (2 * h + f + h)));
 }
 
+TEST_CASE("NVFP4: the linears' GEMMs run at the FP4 rate, each tensor cast is an amax and a cast kernel, the saved "
+          "inputs are 0.5625 bytes, and the cached weight casts are held besides the 16-bit weights")
+{
+  const GpuSpec& b200 = *catalog().gpus().find("b200");
+  ModelSpec m = gpt(4, 4096, 32, 32000, 4096);
+  m.mlp = MlpKind::swiglu;
+  m.ffn_hidden = 11008;
+  m.bias = false;
+  auto training = [](Precision p) {
+    TrainingSpec t;
+    t.frameworks = catalog().frameworks();
+    t.micro_batch = 1;
+    t.global_batch = 8; // 8 micro-batches: the weights are cast once per step
+    t.flash_attention = true;
+    t.precision = p;
+    return t;
+  };
+  const CostModel fp4(m, training(Precision::fp4), b200), bf16(m, training(Precision::bf16), b200);
+  const double gap = b200.launch_gap, scale = b200.sustained * b200.power_factor();
+
+  // at the measured best shape the FP4 GEMM runs at the measurement (pytorch/ao#2427: 5.50 PFLOP/s)
+  const double s = 6144;
+  CHECK(fp4.gemm_seconds(s, s, s, 1, Precision::fp4) == doctest::Approx(2 * s * s * s / (5500e12 * scale)));
+  CHECK(fp4.gemm_seconds(s, s, s, 1, Precision::fp4) < fp4.gemm_seconds(s, s, s, 1, Precision::fp8));
+
+  const double T = m.seq_len, h = m.hidden, f = m.ffn_hidden;
+  const BlockCost mlp = fp4.mlp_block();
+  int found = 0;
+  for (const OpCost& o : mlp.ops) {
+    if (o.name == "fc1") {
+      ++found;
+      CHECK(o.precision == "fp4");
+      CHECK(o.forward == doctest::Approx(fp4.gemm_seconds(T, 2 * f, h, 1, Precision::fp4) + gap));
+    }
+    if (o.name == "fc1_fp4_cast") {
+      ++found;
+      // input T x h: amax read + cast read (2 x 2 bytes), rowwise and columnwise copies (2 x 0.5625);
+      // weight h x 2f once per step of 8 micro-batches: 2 x 2 bytes read, 2 x (0.5 + 1/256) written
+      const double fb = T * h * (2 * 2 + 1.125) + h * 2 * f * (2 * 2 + 1.0078) / 8;
+      CHECK(o.bytes == doctest::Approx(fb));
+      CHECK(o.forward == doctest::Approx(fp4.memory_seconds(fb) + (2 + 2.0 / 8) * gap));
+      // the output gradient T x 2f: the same two kernels
+      CHECK(o.backward == doctest::Approx(fp4.memory_seconds(T * 2 * f * (2 * 2 + 1.125)) + 2 * gap));
+      CHECK(o.launches_forward == doctest::Approx(2.25));
+    }
+    CHECK(o.name.find("fp8") == std::string::npos);
+  }
+  CHECK(found == 2);
+
+  // saved inputs: 2 -> 0.5625 bytes for the QKV, FC1 and FC2 inputs; the projection's input O is
+  // kept by the attention in 16 bits and by the projection as its FP4 copy
+  CHECK(bf16.layer_activation_bytes(false) - fp4.layer_activation_bytes(false) ==
+        doctest::Approx(T * ((2 - 0.5625) * (2 * h + f) - 0.5625 * h)));
+
+  // the cached casts of every layer's linear weights (and its two LayerNorms' 4h), 1.0078 bytes each
+  const double params = m.layers * (4 * h * h + 3 * h * f + 4 * h);
+  CHECK(fp4.memory(0).cast_weights == doctest::Approx(params * 1.0078));
+  CHECK(fp4.memory(0).buffers - bf16.memory(0).buffers == doctest::Approx(params * 1.0078));
+  CHECK(bf16.memory(0).cast_weights == 0);
+}
+
 TEST_CASE("LoRA: the frozen base keeps its working copy only, the adapters every state, a frozen weight's backward is "
           "its data gradient, and the model FLOPs count it so")
 {

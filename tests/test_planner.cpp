@@ -671,6 +671,28 @@ TEST_CASE(
   CHECK(toml_keys(torchtitan_toml(m, t, notes)).at("parallelism.data_parallel_replicate_degree") == "1");
 }
 
+TEST_CASE("an FP8 layout is written as Megatron-LM's --fp8-format/--fp8-recipe and an FP4 one as --fp4-format e2m1 "
+          "with --fp4-recipe nvfp4, both over --bf16")
+{
+  TrainingSpec t;
+  t.frameworks = catalog().frameworks();
+  t.global_batch = 8;
+  const ModelSpec m = load_model_preset("llama2-7b", catalog().models_dir(), {});
+  std::vector<std::string> notes;
+  t.precision = Precision::fp8;
+  auto fp8 = megatron_flags(megatron_arguments(m, t, notes));
+  CHECK(fp8.at("fp8-format") == "hybrid");
+  CHECK(fp8.at("fp8-recipe") == "delayed");
+  CHECK(fp8.count("fp4-format") == 0);
+  t.precision = Precision::fp4;
+  auto fp4 = megatron_flags(megatron_arguments(m, t, notes));
+  CHECK(fp4.at("fp4-format") == "e2m1");
+  CHECK(fp4.at("fp4-recipe") == "nvfp4");
+  CHECK(fp4.count("bf16") == 1);
+  CHECK(fp4.count("fp8-format") == 0);
+  CHECK(notes.empty());
+}
+
 TEST_CASE("plan shows the validated error beside its layouts and marks those within it of the best as ties")
 {
   const ValidatedError dense = validated_error(catalog().root() + "/experiments/validation/accuracy.yaml", false);

@@ -10,7 +10,7 @@ namespace clustersim {
 
 const std::vector<std::string>& precision_names()
 {
-  static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16", "fp8"};
+  static const std::vector<std::string> names{"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
   return names;
 }
 

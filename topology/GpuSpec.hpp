@@ -16,7 +16,7 @@
 namespace clustersim {
 
 /// Numeric formats a GPU can compute in; `peak_flops` is 0 where unsupported.
-enum class Precision { fp32, tf32, fp16, bf16, fp8 };
+enum class Precision { fp32, tf32, fp16, bf16, fp8, fp4 };
 
 const std::vector<std::string>& precision_names();
 Precision parse_precision(const std::string& name); ///< throws std::invalid_argument

@@ -311,7 +311,7 @@ void add_memory_command(CLI::App& app, Action& action)
   mem->add_option("--schedule", mo->schedule,
                   join(ScheduleRegistry::instance().names(), " | ") + " (default: " + default_schedule(2) +
                       " with --vpp > 1, else " + default_schedule(1) + ")");
-  mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8");
+  mem->add_option("--precision", mo->precision, "fp32 | tf32 | fp16 | bf16 | fp8 | fp4");
   mem->add_flag("--sequence-parallel", mo->sequence_parallel, "Megatron sequence parallelism");
   mem->add_flag("--flash-attention,!--no-flash-attention", mo->flash,
                 "flash attention on or off (default: on where the framework has a flash-attention kernel for the GPU)");

@@ -507,7 +507,7 @@ void add_plan_command(CLI::App& app, Action& action)
   cmd->add_option("--gpus", opt->gpus, "GPUs (cost and deadline objectives: the most to consider)");
   cmd->add_option("--global-batch", opt->global_batch, "sequences per step");
   cmd->add_option("--seq", opt->seq, "sequence length (default: the model's)");
-  cmd->add_option("--precision", opt->precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
+  cmd->add_option("--precision", opt->precision, "fp32 | tf32 | fp16 | bf16 | fp8 | fp4 (default bf16)");
   cmd->add_option("--top", opt->top, "layouts to simulate (default 5)");
   cmd->add_option("--max-tp", opt->max_tp, "largest tensor-parallel degree (default: the NVLink domain)");
   cmd->add_option("--fixed", opt->fixed, "fix a layout field, e.g. --fixed pp=8 --fixed zero=1 (repeatable)");

@@ -211,6 +211,11 @@ std::string format_where(const RunMetrics& m)
       format_bytes(mem.weights).c_str(), format_bytes(mem.grads).c_str(), format_bytes(mem.optimizer).c_str(),
       format_bytes(mem.activations).c_str(), format_bytes(mem.buffers).c_str(), format_bytes(mem.reserved).c_str());
   o << buf;
+  if (mem.cast_weights > 0) {
+    std::snprintf(buf, sizeof buf, "    of the buffers, %s are the precision recipe's cached weight casts\n",
+                  format_bytes(mem.cast_weights).c_str());
+    o << buf;
+  }
   o << "\n  simulation: " << m.mode << ", " << m.simulated_ranks << " of " << m.gpus << " ranks, " << m.engine
     << " engine (" << m.mode_reason << ")\n";
   return o.str();
@@ -234,7 +239,7 @@ std::string format_kernels(const ExperimentSpec& e)
   CostModel::AttentionRate a = c.attention_rate(e.model.head_dim(), true, e.model.seq_len);
   o << "\n  kernels of one layer, one micro-batch, one GPU (" << to_string(t.framework) << ", "
     << t.kernel_set().name << " kernels, attention " << (t.flash_attention ? a.backend : std::string("unfused"))
-    << (fp8 ? ", fp8 recipe " + fp8->name : std::string()) << ", power factor ";
+    << (fp8 ? ", " + std::string(to_string(fp8->format)) + " recipe " + fp8->name : std::string()) << ", power factor ";
   std::snprintf(line, sizeof line, "%.3f)\n", e.platform.node.gpu.power_factor());
   o << line;
   std::snprintf(line, sizeof line, "    %-28s %-11s %-5s %10s %10s %10s %10s %10s %9s %10s %10s\n", "op", "kind", "dtype",
