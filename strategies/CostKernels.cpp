@@ -203,16 +203,17 @@ public:
   BlockCost& block() { return b_; }
 
 private:
-  /// FP8: the input cast (forward), the output-gradient cast (backward), the weight cast (per
-  /// step, spread over its micro-batches, or every micro-batch).
+  /// FP8 or FP4: the input cast (forward), the output-gradient cast (backward), the weight cast
+  /// (per step, spread over its micro-batches, or every micro-batch).
   void casts(const std::string& name, const Fp8Recipe& r, double input, double output, double weight)
   {
     const double e = c_.element_bytes();
     const double per = r.weight_per_step ? 1.0 / c_.micro_batches() : 1.0;
     const double fb = input * r.input.bytes(e) + weight * r.weight.bytes(e) * per;
     const double bb = output * r.grad.bytes(e);
-    OpCost o{name + "_" + to_string(r.format) + "_cast", "cast", to_string(r.format), 0, fb, 0, 0, 0,
-             static_cast<int>(r.input.kernels + r.grad.kernels + r.weight.kernels)};
+    const std::string format = to_string(r.format);
+    const int kernels = static_cast<int>(r.input.kernels + r.grad.kernels + r.weight.kernels);
+    OpCost o{name + "_" + format + "_cast", "cast", format, 0, fb, 0, 0, 0, kernels};
     o.forward = c_.memory_seconds(fb) + (r.input.kernels + r.weight.kernels * per) * gap();
     o.backward = c_.memory_seconds(bb) + r.grad.kernels * gap();
     o.backward_data = o.backward; // the output gradient is cast before the data gradient

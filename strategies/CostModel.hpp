@@ -93,7 +93,7 @@ struct MemoryBreakdown {
   double grads = 0;
   double optimizer = 0;
   double activations = 0;
-  double buffers = 0;  ///< communication buckets, logits workspace, the recipe's cast weights
+  double buffers = 0;      ///< communication buckets, logits workspace, the recipe's cast weights
   double cast_weights = 0; ///< of buffers: the low-precision weight copies a recipe caches
   double reserved = 0; ///< CUDA context, library workspaces, allocator fragmentation
   double peak = 0;

@@ -101,7 +101,7 @@ struct FrameworkTraits {
   std::string selective;          ///< what selective recompute recomputes: core_attention | op
   bool cp_all_gather = false;     ///< context parallelism gathers all K/V up front (else a P2P ring)
   std::string fp8_recipe;
-  std::string fp4_recipe; ///< the recipe of `precision: fp4`; empty: the framework trains in no FP4
+  std::string fp4_recipe;         ///< the recipe of `precision: fp4`; empty: the framework trains in no FP4
   bool fp8_output_layer = false;  ///< the vocabulary projection runs in FP8 too
   double loss_fp32_copies = 2;    ///< fp32 logits-sized buffers at the loss's peak
   double loss_16bit_copies = 0;   ///< 16-bit logits-sized buffers there besides the logits

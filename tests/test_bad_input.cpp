@@ -456,8 +456,8 @@ TEST_CASE("a catalog file edited wrong (frameworks.yaml, gpus.yaml under CLUSTER
       {"gpus.yaml", "    scale: 0.5", "    scale: 5", "5"},
       {"gpus.yaml", "    peak: 312TFLOPS\n    of: fa2-ampere\n    scale: 0.5", "    peak: 312TFLOPS\n    scale: 0.5",
        "scale without of"},
-      {"frameworks.yaml", "\n    ops:\n      cross_entropy:", "\n    ops:\n      cross_entrpy:",
-       "did you mean 'cross_entropy'?"},
+      {"frameworks.yaml",
+       "\n    ops:\n      cross_entropy:", "\n    ops:\n      cross_entrpy:", "did you mean 'cross_entropy'?"},
       {"frameworks.yaml", "\n    loss_16bit_copies: 1", "\n    loss_16bit_copies: 9", "9"},
       // an FP4 recipe where an FP8 one is due, and the reverse; a format that is neither
       {"frameworks.yaml", "\n    fp8_recipe: delayed\n    # --fp4", "\n    fp8_recipe: nvfp4\n    # --fp4",

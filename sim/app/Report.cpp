@@ -237,8 +237,8 @@ std::string format_kernels(const ExperimentSpec& e)
   const TrainingSpec& t = e.training;
   const Fp8Recipe* fp8 = t.fp8();
   CostModel::AttentionRate a = c.attention_rate(e.model.head_dim(), true, e.model.seq_len);
-  o << "\n  kernels of one layer, one micro-batch, one GPU (" << to_string(t.framework) << ", "
-    << t.kernel_set().name << " kernels, attention " << (t.flash_attention ? a.backend : std::string("unfused"))
+  o << "\n  kernels of one layer, one micro-batch, one GPU (" << to_string(t.framework) << ", " << t.kernel_set().name
+    << " kernels, attention " << (t.flash_attention ? a.backend : std::string("unfused"))
     << (fp8 ? ", " + std::string(to_string(fp8->format)) + " recipe " + fp8->name : std::string()) << ", power factor ";
   std::snprintf(line, sizeof line, "%.3f)\n", e.platform.node.gpu.power_factor());
   o << line;

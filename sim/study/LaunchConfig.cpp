@@ -295,8 +295,8 @@ std::string deepspeed_json(const TrainingSpec& t, std::vector<std::string>& note
   j["train_micro_batch_size_per_gpu"] = t.micro_batch;
   j["gradient_accumulation_steps"] = t.micro_batches();
   j["zero_optimization"] = {{"stage", t.zero}};
-  j["bf16"] = {{"enabled",
-                t.precision == Precision::bf16 || t.precision == Precision::fp8 || t.precision == Precision::fp4}};
+  j["bf16"] = {
+      {"enabled", t.precision == Precision::bf16 || t.precision == Precision::fp8 || t.precision == Precision::fp4}};
   j["fp16"] = {{"enabled", t.precision == Precision::fp16}};
   if (t.fp8())
     notes.push_back("DeepSpeed's config has no FP8 switch: FP8 GEMMs come from Transformer Engine in the model code");
