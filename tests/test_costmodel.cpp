@@ -30,6 +30,16 @@ ModelSpec gpt(int layers, int hidden, int heads, int vocab, int seq)
   return m;
 }
 
+/// A Llama-style layer: SwiGLU MLP of `ffn` columns, no biases.
+ModelSpec swiglu(int layers, int hidden, int heads, int vocab, int seq, int ffn)
+{
+  ModelSpec m = gpt(layers, hidden, heads, vocab, seq);
+  m.mlp = MlpKind::swiglu;
+  m.ffn_hidden = ffn;
+  m.bias = false;
+  return m;
+}
+
 } // namespace
 
 TEST_CASE("model and hardware FLOPs equal Narayanan et al.'s closed forms exactly")
@@ -354,10 +364,7 @@ TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gather
           "does not, and fragmentation is reserved on what the step allocates and frees, not on the held model states")
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
-  ModelSpec m = gpt(4, 1024, 8, 32000, 2048);
-  m.mlp = MlpKind::swiglu;
-  m.ffn_hidden = 2816;
-  m.bias = false;
+  ModelSpec m = swiglu(4, 1024, 8, 32000, 2048, 2816);
   m.tied_embeddings = false;
   auto mem = [&](Framework f, int dp) {
     TrainingSpec t;
@@ -397,10 +404,7 @@ TEST_CASE("FSDP holds its root unit (embedding, final norm, output layer) gather
 TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash attention still keeps its 16-bit output")
 {
   const GpuSpec& gpu = *catalog().gpus().find("h100-sxm5-80gb");
-  ModelSpec m = gpt(4, 1024, 8, 32000, 4096);
-  m.mlp = MlpKind::swiglu;
-  m.ffn_hidden = 2816;
-  m.bias = false;
+  ModelSpec m = swiglu(4, 1024, 8, 32000, 4096, 2816);
   auto bytes = [&](Precision p, Recompute r) {
     TrainingSpec t;
     t.frameworks = catalog().frameworks();
@@ -425,10 +429,7 @@ TEST_CASE("NVFP4: the linears' GEMMs run at the FP4 rate, each tensor cast is an
           "inputs are 0.5625 bytes, and the cached weight casts are held besides the 16-bit weights")
 {
   const GpuSpec& b200 = *catalog().gpus().find("b200");
-  ModelSpec m = gpt(4, 4096, 32, 32000, 4096);
-  m.mlp = MlpKind::swiglu;
-  m.ffn_hidden = 11008;
-  m.bias = false;
+  ModelSpec m = swiglu(4, 4096, 32, 32000, 4096, 11008);
   auto training = [](Precision p) {
     TrainingSpec t;
     t.frameworks = catalog().frameworks();
