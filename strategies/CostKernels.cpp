@@ -264,7 +264,7 @@ void CostModel::add_attention_core(BlockBuilder& k, bool windowed) const
     soft.backward = memory_seconds(3 * elems * e) + k.gap();
     soft.launches_forward = soft.launches_backward = 1;
     k.add(soft);
-    if (model_.bias) {
+    if (model_.dropout) {
       OpCost drop{"attention_dropout", "elementwise", to_string(compute_precision()), 0, 2 * elems * e + elems,
                   0, 0, 0, 2};
       drop.forward = memory_seconds(2 * elems * e + elems) + k.gap();
@@ -327,7 +327,7 @@ BlockCost CostModel::attention_block(bool windowed) const
   const double q = model_.q_dim();
   // element-wise work on the residual stream is sharded by TP only with sequence parallelism
   const double resid = training_.sequence_parallel ? T / t : T;
-  const double mask = model_.bias ? resid * h : 0; // one-byte dropout masks (GPT-style models)
+  const double mask = model_.dropout ? resid * h : 0; // one-byte dropout masks
 
   BlockBuilder k(*this, b, "attn");
   k.elementwise("norm", resid * h);
@@ -368,7 +368,7 @@ BlockCost CostModel::mlp_block() const
   const double h = model_.hidden;
   const double f = model_.ffn_hidden;
   const double resid = training_.sequence_parallel ? T / t : T;
-  const double mask = model_.bias ? resid * h : 0;
+  const double mask = model_.dropout ? resid * h : 0;
   const bool swiglu = model_.mlp == MlpKind::swiglu;
   BlockBuilder k(*this, b, "mlp");
   k.elementwise("norm", resid * h);
@@ -388,7 +388,7 @@ BlockCost CostModel::moe_block() const
   const double h = model_.hidden;
   const double f = model_.expert_ffn();
   const double resid = training_.sequence_parallel ? T / t : T;
-  const double mask = model_.bias ? resid * h : 0;
+  const double mask = model_.dropout ? resid * h : 0;
   const bool swiglu = model_.mlp == MlpKind::swiglu;
   const char* act = swiglu ? "swiglu" : "gelu";
   const double etp = training_.etp;

@@ -197,7 +197,7 @@ double CostModel::layer_activation_bytes(bool moe) const
   const double s = model_.seq_len;
   const double q = model_.q_dim();
   const double sp = training_.sequence_parallel ? t : 1.0;
-  const bool dropout = model_.bias; // GPT-style models train with dropout; Llama-style without
+  const bool dropout = model_.dropout;
   const double mask = dropout ? 1.0 : 0.0;
   if (training_.recompute == Recompute::full)
     return T * h * e / sp; // only each layer's input is kept
@@ -342,8 +342,8 @@ MemoryBreakdown CostModel::memory(int stage) const
   const bool last = holds_loss(stage);
   const bool first = holds_embedding(stage);
   // the embedding's output is the first layer's input, counted with that layer; with dropout
-  // (GPT-style models) the embedding keeps its 1-byte mask too
-  if (first && model_.bias)
+  // the embedding keeps its 1-byte mask too
+  if (first && model_.dropout)
     m.activations += T * h / sp * in_flight;
   // buffers: the logits (16-bit) and the loss's own buffers on the last stage
   const FrameworkTraits& f = training_.traits();

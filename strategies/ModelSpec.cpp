@@ -183,7 +183,9 @@ const Section& model_section()
       {
           K::string("name", "", "what reports call it").computed("the preset's name, or the file's"),
           K::string("preset", "", "a preset of strategies/models to start from (its keys can be overridden)"),
-          K::string("hf_config", "", "a Hugging Face config.json to start from, relative to this file (with seq_len: its max_position_embeddings is the longest context, not the training length)"),
+          K::string("hf_config", "",
+                    "a Hugging Face config.json to start from, relative to this file (with seq_len: its "
+                    "max_position_embeddings is the longest context, not the training length)"),
           K::integer("layers", 0, 1, 100000, "transformer layers").computed("from the preset, else required"),
           K::integer("hidden", 0, 1, 1 << 20, "hidden size").computed("from the preset, else required"),
           K::integer("heads", 0, 1, 1 << 16, "attention heads").computed("from the preset, else required"),
@@ -199,21 +201,27 @@ const Section& model_section()
               .computed("with mlp given: rmsnorm for swiglu (the Llama family), layernorm for gelu (GPT)"),
           K::choice("position", "learned", kPosition, "position encoding")
               .computed("with mlp given: rotary for swiglu, learned for gelu"),
-          K::boolean("bias", true, "linear layers carry biases (and GPT-style dropout)")
+          K::boolean("bias", true, "linear layers carry biases")
               .computed("with mlp given: false for swiglu, true for gelu"),
+          K::boolean("dropout", true,
+                     "trains with dropout: its 1-byte masks are kept for backward and its kernels run (false: "
+                     "every dropout probability 0, as MPT's and Llama's)")
+              .computed("the value of bias: GPT-style models train with dropout, Llama-style ones without"),
           K::boolean("tied_embeddings", false, "the output projection shares the input embedding"),
           K::integer("experts", 1, 1, 1 << 16, "routed experts per MoE layer (dense when 1)"),
           K::integer("top_k", 1, 1, 1 << 16, "experts per token"),
-          K::integer("router_groups", 1, 1, 1 << 16,
-                     "contiguous expert groups of a group-limited router (DeepSeek-V3: 8; each token's experts come "
-                     "from router_group_topk of them, so from at most that many nodes when a group is a node's experts)"),
+          K::integer(
+              "router_groups", 1, 1, 1 << 16,
+              "contiguous expert groups of a group-limited router (DeepSeek-V3: 8; each token's experts come "
+              "from router_group_topk of them, so from at most that many nodes when a group is a node's experts)"),
           K::integer("router_group_topk", 1, 1, 1 << 16, "groups a token's experts are chosen from")
               .computed("router_groups"),
           K::integer("moe_ffn_hidden", 0, 1, 1 << 24, "FFN width of one routed expert").computed("ffn_hidden"),
           K::integer("shared_experts", 0, 0, 1 << 10, "always-active experts of every MoE layer"),
           K::integer("dense_layers", 0, 0, 100000, "leading layers with a dense MLP of ffn_hidden"),
-          K::choice("attention", "mha", {"mha", "mla"}, "mha (multi-head, with GQA by kv_heads) or mla (DeepSeek "
-                                                        "multi-head latent attention, ranks in section mla)"),
+          K::choice("attention", "mha", {"mha", "mla"},
+                    "mha (multi-head, with GQA by kv_heads) or mla (DeepSeek "
+                    "multi-head latent attention, ranks in section mla)"),
           K::section("mla", "model.mla", "the ranks of multi-head latent attention"),
           K::integer("mtp_layers", 0, 0, 64, "multi-token-prediction modules trained with the model"),
           K::integer("head_dim", 0, 1, 1 << 16, "head dimension where heads * head_dim != hidden")
@@ -227,8 +235,7 @@ const Section& model_section()
                      "others to the window (gpt-oss: 2, alternating); 0: every layer windowed"),
           K::number("published_params", 0, 0, 1e16, "the parameter count the authors quote (presets' tests)")
               .not_an_axis(),
-          K::integer("published_digits", 0, 0, 20, "significant digits of published_params (0: exact)")
-              .not_an_axis(),
+          K::integer("published_digits", 0, 0, 20, "significant digits of published_params (0: exact)").not_an_axis(),
       }};
   return s;
 }
@@ -288,6 +295,10 @@ void read_model_fields(SectionReader& map, ModelSpec& m)
   }
   if (map.has("bias"))
     m.bias = map.boolean("bias");
+  if (map.has("dropout"))
+    m.dropout = map.boolean("dropout");
+  else if (map.has("bias") || map.has("mlp"))
+    m.dropout = m.bias;
   if (map.has("tied_embeddings"))
     m.tied_embeddings = map.boolean("tied_embeddings");
   int_field("experts", m.experts);
@@ -609,6 +620,17 @@ ModelSpec parse_hf_config(const YamlNode& root)
     m.bias = n2->as_bool();
   else
     m.bias = !(m.norm == NormKind::rmsnorm);
+  // dropout where the config gives any nonzero probability (GPT-2 resid/attn/embd_pdrop, OPT
+  // dropout, BERT-style hidden_dropout_prob, Llama-style attention_dropout, MPT
+  // resid_pdrop/emb_pdrop); where it gives none, as the biases
+  bool stated = false, any = false;
+  for (const char* key : {"resid_pdrop", "attn_pdrop", "embd_pdrop", "emb_pdrop", "dropout", "attention_dropout",
+                          "hidden_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob"})
+    if (const YamlNode* n = get({key})) {
+      stated = true;
+      any = any || n->as_number(0, 1) > 0;
+    }
+  m.dropout = stated ? any : m.bias;
   read_hf_moe(get, m);
   read_hf_window(get, m);
   check_model(m, root);

@@ -34,6 +34,10 @@ struct ModelSpec {
   NormKind norm = NormKind::layernorm;
   PositionKind position = PositionKind::learned;
   bool bias = true;             ///< linear layers carry biases
+  /// Trains with dropout (residual, attention and embedding): its 1-byte masks are kept for
+  /// backward and its kernels run. Unless stated, as `bias` (GPT-style models, Megatron's 0.1
+  /// defaults; Llama-style ones train without).
+  bool dropout = true;
   bool tied_embeddings = false; ///< output projection shares the input embedding
   int experts = 1;              ///< MoE when > 1
   int top_k = 1;                ///< experts per token

@@ -361,6 +361,28 @@ TEST_CASE("Hugging Face config.json of several families")
   }
 }
 
+TEST_CASE("dropout: stated, else as the biases; a config.json's dropout probabilities decide where it gives them")
+{
+  auto yaml = [](const std::string& text) {
+    return parse_model(YamlNode::load_string(text, "model.yaml"), catalog().models_dir());
+  };
+  const std::string dims = "layers: 2\nhidden: 256\nheads: 4\nvocab: 1000\nseq_len: 128\n";
+  CHECK(yaml(dims).dropout);                         // GPT-style by default
+  CHECK_FALSE(yaml(dims + "mlp: swiglu\n").dropout); // Llama-style
+  CHECK_FALSE(yaml(dims + "bias: false\n").dropout);
+  CHECK_FALSE(yaml(dims + "bias: true\ndropout: false\n").dropout); // MPT: biases, no dropout
+  CHECK(yaml(dims + "mlp: swiglu\ndropout: true\n").dropout);
+  auto hf = [](const std::string& extra) {
+    return import_hf_config(write_temp("config.json", R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12,
+      "n_head": 12, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new")" +
+                                                          extra + "}"));
+  };
+  CHECK(hf("").dropout);
+  CHECK(hf(R"(, "resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1)").dropout);
+  CHECK_FALSE(hf(R"(, "resid_pdrop": 0.0, "attn_pdrop": 0.0, "embd_pdrop": 0.0)").dropout);
+  CHECK(hf(R"(, "resid_pdrop": 0.0, "attn_pdrop": 0.1)").dropout);
+}
+
 TEST_CASE("an experiment can import its model from a config.json next to it")
 {
   std::string dir = clustersim::test::temp_dir();

@@ -425,6 +425,27 @@ TEST_CASE("under FP8 a layer keeps 1-byte inputs for its linears, and flash atte
         doctest::Approx(T * (2 * h + f + h)));
 }
 
+TEST_CASE("a model without dropout keeps no masks: two 1-byte masks of the residual stream per layer, and with "
+          "unfused attention the attention's mask and its dropped copy, fewer")
+{
+  const GpuSpec& gpu = *catalog().gpus().find("a100-sxm4-80gb");
+  ModelSpec with = gpt(4, 1024, 16, 32000, 2048), without = with;
+  without.dropout = false;
+  for (bool flash : {true, false}) {
+    CAPTURE(flash);
+    TrainingSpec t;
+    t.frameworks = catalog().frameworks();
+    t.micro_batch = 2;
+    t.global_batch = 2;
+    t.flash_attention = flash;
+    const double T = 2.0 * with.seq_len, h = with.hidden, a = with.heads, s = with.seq_len;
+    const double attention = flash ? 0.0 : t.micro_batch * a * s * s * (1 + 2); // mask + dropped 16-bit copy
+    CHECK(CostModel(with, t, gpu).layer_activation_bytes(false) -
+              CostModel(without, t, gpu).layer_activation_bytes(false) ==
+          doctest::Approx(2 * T * h + attention));
+  }
+}
+
 TEST_CASE("NVFP4: the linears' GEMMs run at the FP4 rate, each tensor cast is an amax and a cast kernel, the saved "
           "inputs are 0.5625 bytes, and the cached weight casts are held besides the 16-bit weights")
 {

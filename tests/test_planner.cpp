@@ -672,7 +672,7 @@ TEST_CASE(
 }
 
 TEST_CASE("an FP8 layout is written as Megatron-LM's --fp8-format/--fp8-recipe and an FP4 one as --fp4-format e2m1 "
-          "with --fp4-recipe nvfp4, both over --bf16")
+          "with --fp4-recipe nvfp4, both over --bf16, and a model without dropout sets Megatron's dropouts to 0")
 {
   TrainingSpec t;
   t.frameworks = catalog().frameworks();
@@ -691,6 +691,12 @@ TEST_CASE("an FP8 layout is written as Megatron-LM's --fp8-format/--fp8-recipe a
   CHECK(fp4.count("bf16") == 1);
   CHECK(fp4.count("fp8-format") == 0);
   CHECK(notes.empty());
+  // Llama trains without dropout, against Megatron-Core's 0.1 defaults
+  CHECK(fp4.at("hidden-dropout") == "0.0");
+  CHECK(fp4.at("attention-dropout") == "0.0");
+  ModelSpec gpt = m;
+  gpt.dropout = true;
+  CHECK(megatron_flags(megatron_arguments(gpt, t, notes)).count("hidden-dropout") == 0);
 }
 
 TEST_CASE("plan shows the validated error beside its layouts and marks those within it of the best as ties")

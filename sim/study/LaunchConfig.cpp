@@ -88,6 +88,12 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
     flag("untie-embeddings-and-output-weights");
   if (!m.bias)
     flag("disable-bias-linear");
+  // Megatron-Core's dropouts default to 0.1 (NVIDIA/Megatron-LM@d98e8a6
+  // megatron/core/transformer/transformer_config.py:188, :191)
+  if (!m.dropout) {
+    flag("hidden-dropout", "0.0");
+    flag("attention-dropout", "0.0");
+  }
   if (m.mla || m.mtp_layers > 0 || m.sliding_window > 0 || m.dense_layers > 0 || m.shared_experts > 0)
     notes.push_back("the model's multi-latent attention, MTP, sliding-window, dense-layer and shared-expert "
                     "arguments are not written: take them from the model's recipe");
@@ -187,6 +193,10 @@ std::string megatron_bridge_overrides(const ModelSpec& m, const TrainingSpec& t,
   flag("model.gated_linear_unit", m.mlp == MlpKind::swiglu);
   flag("model.share_embeddings_and_output_weights", m.tied_embeddings);
   flag("model.add_bias_linear", m.bias);
+  if (!m.dropout) {
+    key("model.hidden_dropout", "0.0");
+    key("model.attention_dropout", "0.0");
+  }
   num("model.tensor_model_parallel_size", t.tp);
   num("model.pipeline_model_parallel_size", t.pp);
   num("model.context_parallel_size", t.cp);
