@@ -61,42 +61,60 @@ std::string hybrid_unmapped(const TrainingSpec& t, const char* framework)
 // :2789 (no_shard | optim | optim_grads | optim_grads_params); precision: --fp16 :2626, --bf16
 // :2628, --fp8-format :1389, --fp8-recipe :1394, --attention-backend :1651; overlap:
 // --overlap-grad-reduce :2713, --overlap-param-gather :2741, --tp-comm-overlap :2185).
-std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::vector<std::string>& notes)
-{
+namespace {
+
+/// `--name value` lines of a Megatron-LM argument file.
+struct MegatronArgs {
   std::ostringstream o;
-  auto flag = [&o](const std::string& name, const std::string& value = "") {
+  void flag(const std::string& name, const std::string& value = "")
+  {
     o << "--" << name << (value.empty() ? "" : " " + value) << "\n";
-  };
-  auto num = [&flag](const std::string& name, long long v) { flag(name, std::to_string(v)); };
-  num("num-layers", m.layers);
-  num("hidden-size", m.hidden);
-  num("ffn-hidden-size", m.ffn_hidden);
-  num("num-attention-heads", m.heads);
-  if (m.kv_heads > 0 && m.kv_heads != m.heads) {
-    flag("group-query-attention");
-    num("num-query-groups", m.kv_heads);
   }
-  num("seq-length", m.seq_len);
-  num("max-position-embeddings", m.seq_len);
+  void num(const std::string& name, long long v) { flag(name, std::to_string(v)); }
+};
+
+/// The model's architecture arguments.
+void megatron_model_arguments(MegatronArgs& a, const ModelSpec& m, std::vector<std::string>& notes)
+{
+  a.num("num-layers", m.layers);
+  a.num("hidden-size", m.hidden);
+  a.num("ffn-hidden-size", m.ffn_hidden);
+  a.num("num-attention-heads", m.heads);
+  if (m.kv_heads > 0 && m.kv_heads != m.heads) {
+    a.flag("group-query-attention");
+    a.num("num-query-groups", m.kv_heads);
+  }
+  a.num("seq-length", m.seq_len);
+  a.num("max-position-embeddings", m.seq_len);
   if (m.position == PositionKind::rotary)
-    flag("position-embedding-type", "rope");
+    a.flag("position-embedding-type", "rope");
   if (m.norm == NormKind::rmsnorm)
-    flag("normalization", "RMSNorm");
+    a.flag("normalization", "RMSNorm");
   if (m.mlp == MlpKind::swiglu)
-    flag("swiglu");
+    a.flag("swiglu");
   if (!m.tied_embeddings)
-    flag("untie-embeddings-and-output-weights");
+    a.flag("untie-embeddings-and-output-weights");
   if (!m.bias)
-    flag("disable-bias-linear");
+    a.flag("disable-bias-linear");
   // Megatron-Core's dropouts default to 0.1 (NVIDIA/Megatron-LM@d98e8a6
   // megatron/core/transformer/transformer_config.py:188, :191)
   if (!m.dropout) {
-    flag("hidden-dropout", "0.0");
-    flag("attention-dropout", "0.0");
+    a.flag("hidden-dropout", "0.0");
+    a.flag("attention-dropout", "0.0");
   }
   if (m.mla || m.mtp_layers > 0 || m.sliding_window > 0 || m.dense_layers > 0 || m.shared_experts > 0)
     notes.push_back("the model's multi-latent attention, MTP, sliding-window, dense-layer and shared-expert "
                     "arguments are not written: take them from the model's recipe");
+}
+
+} // namespace
+
+std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::vector<std::string>& notes)
+{
+  MegatronArgs a;
+  auto flag = [&a](const std::string& name, const std::string& value = "") { a.flag(name, value); };
+  auto num = [&a](const std::string& name, long long v) { a.num(name, v); };
+  megatron_model_arguments(a, m, notes);
   num("tensor-model-parallel-size", t.tp);
   num("pipeline-model-parallel-size", t.pp);
   if (!t.pipeline_layout.empty())
@@ -167,7 +185,7 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
     flag("overlap-param-gather");
   if (t.overlap.tp_comm && t.tp > 1)
     flag("tp-comm-overlap");
-  return o.str();
+  return a.o.str();
 }
 
 // Keys: NVIDIA-NeMo/Megatron-Bridge@5b045b74647070f8034891241176ad4a2badbe37
