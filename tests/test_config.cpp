@@ -361,7 +361,7 @@ TEST_CASE("Hugging Face config.json of several families")
   }
 }
 
-TEST_CASE("dropout: stated, else as the biases; a config.json's dropout probabilities decide where it gives them")
+TEST_CASE("dropout: stated, else as the biases, and a config.json's dropout probabilities decide where it gives them")
 {
   auto yaml = [](const std::string& text) {
     return parse_model(YamlNode::load_string(text, "model.yaml"), catalog().models_dir());
