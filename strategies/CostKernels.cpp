@@ -13,9 +13,7 @@ namespace clustersim {
 
 Precision CostModel::compute_precision() const
 {
-  // FP8 and FP4 recipes cast the linear layers' operands; the rest runs in BF16
-  const Precision p = training_.precision;
-  return p == Precision::fp8 || p == Precision::fp4 ? Precision::bf16 : p;
+  return activation_precision(training_.precision);
 }
 
 Precision CostModel::linear_precision() const

@@ -626,7 +626,7 @@ ModelSpec parse_hf_config(const YamlNode& root)
   bool stated = false, any = false;
   for (const char* key : {"resid_pdrop", "attn_pdrop", "embd_pdrop", "emb_pdrop", "dropout", "attention_dropout",
                           "hidden_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob"})
-    if (const YamlNode* n = get({key})) {
+    if (const YamlNode* n = get({key}); n && !n->is_null()) {
       stated = true;
       any = any || n->as_number(0, 1) > 0;
     }

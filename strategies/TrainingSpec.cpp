@@ -552,9 +552,9 @@ TrainingSpec parse_training(const YamlNode& node, long long gpus, const ModelSpe
     throw ConfigError(r.where(v->key), v->message, v->valid, ConfigError::Kind::rule);
   if (t.precision == Precision::fp4 && t.frameworks && t.traits().fp4_recipe.empty()) {
     std::vector<std::string> with;
-    for (const auto& name : framework_names())
-      if (!t.frameworks->get(static_cast<Framework>(index_of(framework_names(), name))).fp4_recipe.empty())
-        with.push_back(name);
+    for (std::size_t i = 0; i < framework_names().size(); ++i)
+      if (!t.frameworks->get(static_cast<Framework>(i)).fp4_recipe.empty())
+        with.push_back(framework_names()[i]);
     throw ConfigError(r.where(r.has("framework") ? "framework" : "precision"),
                       std::string("framework '") + to_string(t.framework) + "' has no FP4 training recipe",
                       "a framework with one (" + join(with) + "), or precision bf16 or fp8", ConfigError::Kind::rule);

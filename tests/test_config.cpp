@@ -381,6 +381,8 @@ TEST_CASE("dropout: stated, else as the biases, and a config.json's dropout prob
   CHECK(hf(R"(, "resid_pdrop": 0.1, "attn_pdrop": 0.1, "embd_pdrop": 0.1)").dropout);
   CHECK_FALSE(hf(R"(, "resid_pdrop": 0.0, "attn_pdrop": 0.0, "embd_pdrop": 0.0)").dropout);
   CHECK(hf(R"(, "resid_pdrop": 0.0, "attn_pdrop": 0.1)").dropout);
+  // a probability written null states nothing
+  CHECK_FALSE(hf(R"(, "resid_pdrop": 0.0, "attn_pdrop": null)").dropout);
 }
 
 TEST_CASE("an experiment can import its model from a config.json next to it")

@@ -28,6 +28,11 @@ const char* to_string(Precision p)
   return precision_names()[static_cast<std::size_t>(p)].c_str();
 }
 
+Precision activation_precision(Precision p)
+{
+  return p == Precision::fp8 || p == Precision::fp4 ? Precision::bf16 : p;
+}
+
 double GpuSpec::peak(Precision p) const
 {
   auto it = peak_flops.find(p);

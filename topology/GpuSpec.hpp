@@ -21,6 +21,9 @@ enum class Precision { fp32, tf32, fp16, bf16, fp8, fp4 };
 const std::vector<std::string>& precision_names();
 Precision parse_precision(const std::string& name); ///< throws std::invalid_argument
 const char* to_string(Precision p);
+/// The format a step computes in outside its linear layers: BF16 under an FP8 or FP4 recipe
+/// (which casts only the linears' operands), else the precision itself.
+Precision activation_precision(Precision p);
 
 /// The measured maximum achievable matmul throughput of one precision (MAMF,
 /// `experiments/validation/gemm_mamf.yaml`) and the ceiling the GEMM roofline derives from it.

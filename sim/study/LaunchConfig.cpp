@@ -167,7 +167,7 @@ std::string megatron_arguments(const ModelSpec& m, const TrainingSpec& t, std::v
   }
   if (t.precision == Precision::fp16) {
     flag("fp16");
-  } else if (t.precision == Precision::bf16 || t.precision == Precision::fp8 || t.precision == Precision::fp4) {
+  } else if (activation_precision(t.precision) == Precision::bf16) {
     flag("bf16");
   } else {
     notes.push_back(std::string("precision ") + to_string(t.precision) + ": Megatron-LM's default fp32 (no flag)");
@@ -280,7 +280,7 @@ std::string torchtitan_toml(const ModelSpec& m, const TrainingSpec& t, std::vect
   o << "local_batch_size = " << (t.pp > 1 ? t.global_batch / t.dp : t.micro_batch) << "\n";
   o << "global_batch_size = " << t.global_batch << "\n";
   o << "seq_len = " << m.seq_len << "\n";
-  const bool half = t.precision == Precision::bf16 || t.precision == Precision::fp8 || t.precision == Precision::fp4;
+  const bool half = activation_precision(t.precision) == Precision::bf16;
   o << "mixed_precision_param = \"" << (half ? "bfloat16" : "float32") << "\"\n";
   if (t.precision == Precision::fp16)
     notes.push_back("torchtitan trains in bfloat16 or float32, not fp16: bfloat16 is the nearest");
@@ -323,8 +323,7 @@ std::string deepspeed_json(const TrainingSpec& t, std::vector<std::string>& note
   j["train_micro_batch_size_per_gpu"] = t.micro_batch;
   j["gradient_accumulation_steps"] = t.micro_batches();
   j["zero_optimization"] = {{"stage", t.zero}};
-  j["bf16"] = {
-      {"enabled", t.precision == Precision::bf16 || t.precision == Precision::fp8 || t.precision == Precision::fp4}};
+  j["bf16"] = {{"enabled", activation_precision(t.precision) == Precision::bf16}};
   j["fp16"] = {{"enabled", t.precision == Precision::fp16}};
   if (t.fp8())
     notes.push_back("DeepSpeed's config has no FP8 switch: FP8 GEMMs come from Transformer Engine in the model code");
